@@ -1,0 +1,3 @@
+from flowproof.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""The spec's assertion language: pure, no IO."""

@@ -1,0 +1,237 @@
+"""Judge a trajectory against compiled assertion steps: one Verdict per step, in spec order.
+
+- `assert_tool_call` steps are an ORDERED SUBSEQUENCE of the tool calls. Each step takes the
+  first call at or after the one the previous matching step took, with that name and every
+  clause holding; calls in between are allowed. A step that fails takes nothing, so the next
+  step searches from where the last match left off. Taking the earliest match is never worse
+  than any other choice: it leaves the most calls for the steps after it.
+- With `strict`, every call no assert_tool_call step took is reported in one extra Verdict.
+- `assert_no_tool_call` looks at the whole trajectory, regardless of position.
+- `assert: reply contains` looks for a substring of the final assistant message.
+
+Arguments that are not JSON cannot be shown to satisfy a clause, nor to fail one. Both
+directions are read conservatively: such a call never satisfies an assert_tool_call clause,
+and it DOES count against an assert_no_tool_call that has clauses. A guard that passed because
+it could not read the arguments would be a fallback that turns a test green.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from flowproof.assertions.grammar import Assertion, Clause, ReplyAssertion, ToolCallAssertion
+from flowproof.assertions.matchers import json_text
+from flowproof.assertions.paths import Lookup, format_path, lookup
+from flowproof.assertions.trajectory import ToolCall, Trajectory
+
+Resolver = Callable[[str], str]
+"""Substitutes the `${...}` references in a value's text (supplied by the engine)."""
+
+_LIMIT = 200
+"""Characters of a reply or of arguments quoted in a message before it is cut with '…'."""
+_NAMES_LIMIT = 20
+"""Tool names listed by 'the calls were: ...' before the rest are counted instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRef:
+    """Where a step is written, for messages: `step 3 (booking.yaml:14)`."""
+
+    number: int
+    """1-based position of the step in the spec's `steps:` list."""
+    file: str
+    """The spec file, as it should be printed."""
+    line: int
+    """1-based line of the step in that file."""
+
+    def __str__(self) -> str:
+        return f"step {self.number} ({self.file}:{self.line})"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of one assertion step (or, with `step` None, of the strict check)."""
+
+    step: StepRef | None
+    """The step judged; None for the flow-level `strict: true` verdict."""
+    assertion: str
+    """The assertion as the spec line reads: `assert_tool_call create_booking where ...`."""
+    passed: bool
+    """Whether the trajectory satisfied it."""
+    message: str = ""
+    """The whole failure sentence, `<step>: <assertion> — <what happened>`; empty on a pass."""
+
+    def __str__(self) -> str:
+        if not self.passed:
+            return self.message
+        return f"{self.step}: {self.assertion}" if self.step else self.assertion
+
+
+_Resolved = tuple[tuple[Clause, str | None], ...]
+
+
+def evaluate(
+    steps: Sequence[tuple[StepRef, Assertion]],
+    trajectory: Trajectory,
+    *,
+    strict: bool,
+    resolve: Resolver,
+) -> list[Verdict]:
+    """One Verdict per step, in order, then one for `strict` when it found unlisted calls.
+
+    `resolve` is called on every clause value and reply text before matching; whatever it
+    raises propagates, as does a `matches` pattern that no longer compiles once resolved.
+    """
+    calls = trajectory.tool_calls
+    verdicts: list[Verdict] = []
+    taken: set[int] = set()
+    cursor = 0  # the first call the next assert_tool_call step may take
+    for ref, assertion in steps:
+        if isinstance(assertion, ReplyAssertion):
+            problem = _check_reply(assertion, trajectory, resolve)
+        elif assertion.forbid:
+            problem = _check_forbidden(assertion, calls, _resolve(assertion, resolve))
+        else:
+            resolved = _resolve(assertion, resolve)
+            index = _first_match(assertion.tool, resolved, calls, cursor)
+            if index is None:
+                problem = _explain_missing(assertion.tool, resolved, calls, cursor)
+            else:
+                problem, cursor = None, index + 1
+                taken.add(index)
+        message = f"{ref}: {assertion} — {problem}" if problem else ""
+        verdicts.append(Verdict(ref, str(assertion), problem is None, message))
+    unlisted = [i for i in range(len(calls)) if i not in taken]
+    if strict and unlisted:
+        listed = ", ".join(_at(calls, i, with_name=True) for i in unlisted)
+        message = f"strict: calls not listed by any assert_tool_call: {listed}"
+        verdicts.append(Verdict(None, "strict: true", False, message))
+    return verdicts
+
+
+def _resolve(assertion: ToolCallAssertion, resolve: Resolver) -> _Resolved:
+    resolved = []
+    for clause in assertion.clauses:
+        value = None if clause.value is None else resolve(clause.value)
+        if value is not None:
+            clause.matcher.validate_value(value)  # a ${VAR} may have made the regex invalid
+        resolved.append((clause, value))
+    return tuple(resolved)
+
+
+def _holds(call: ToolCall, resolved: _Resolved) -> bool:
+    if resolved and not _is_json(call):
+        return False
+    return all(c.matcher.check(lookup(call.arguments, c.path), v) for c, v in resolved)
+
+
+def _first_match(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], start: int) -> int | None:
+    for index in range(start, len(calls)):
+        if calls[index].name == tool and _holds(calls[index], resolved):
+            return index
+    return None
+
+
+def _explain_missing(
+    tool: str, resolved: _Resolved, calls: Sequence[ToolCall], cursor: int
+) -> str:
+    named = [i for i, call in enumerate(calls) if call.name == tool]
+    if not named:
+        if not calls:
+            return f"{tool} was never called; the model asked for no tools"
+        return f"{tool} was never called; the calls were: {_names(calls)}"
+    early = [i for i in named if i < cursor and _holds(calls[i], resolved)]
+    if early:
+        where = ", ".join(_at(calls, i) for i in early)
+        text = f"{tool} was called, but only before the previous assert_tool_call matched ({where})"
+        later = [i for i in named if i >= cursor]
+        if later:
+            text += "; after it: " + _mismatches(later, calls, resolved)
+        return text
+    if len(named) == 1:
+        mismatch = _mismatch(calls[named[0]], resolved)
+        joint = "but" if mismatch.startswith("its arguments") else "with"
+        return f"{tool} was called once, {joint} {mismatch}"
+    return f"{tool} was called {len(named)} times: {_mismatches(named, calls, resolved)}"
+
+
+def _mismatches(indices: list[int], calls: Sequence[ToolCall], resolved: _Resolved) -> str:
+    return ", ".join(f"{_mismatch(calls[i], resolved)} ({_at(calls, i)})" for i in indices)
+
+
+def _mismatch(call: ToolCall, resolved: _Resolved) -> str:
+    """What the call held at each clause that failed: `flight.id = "KQ999" and seat is absent`."""
+    if not _is_json(call):
+        return f"its arguments are not JSON: {_quote(call.raw_arguments)}"
+    held = []
+    for clause, value in resolved:
+        found = lookup(call.arguments, clause.path)
+        if not clause.matcher.check(found, value):
+            held.append(_describe(clause, found))
+    return " and ".join(held)
+
+
+def _describe(clause: Clause, found: Lookup) -> str:
+    path = format_path(clause.path)
+    return f"{path} = {json_text(found.value)}" if found.present else f"{path} is absent"
+
+
+def _check_forbidden(
+    assertion: ToolCallAssertion, calls: Sequence[ToolCall], resolved: _Resolved
+) -> str | None:
+    offending = [
+        i
+        for i, call in enumerate(calls)
+        if call.name == assertion.tool and (not _is_json(call) or _holds(call, resolved))
+    ]
+    if not offending:
+        return None
+    if len(offending) == 1:
+        i = offending[0]
+        return f"the model asked for {assertion.tool} ({_at(calls, i)}) with {_arguments(calls[i])}"
+    each = ", ".join(f"{_at(calls, i)} with {_arguments(calls[i])}" for i in offending)
+    return f"the model asked for {assertion.tool} {len(offending)} times: {each}"
+
+
+def _check_reply(assertion: ReplyAssertion, trajectory: Trajectory, resolve: Resolver) -> str | None:
+    text = resolve(assertion.text)
+    if trajectory.reply is None:
+        reason = trajectory.reply_absent_reason
+        return f"the trajectory has no reply: {reason}" if reason else "the trajectory has no reply"
+    if text in trajectory.reply:
+        return None
+    return f"the reply was {_quote(trajectory.reply)}"
+
+
+def _is_json(call: ToolCall) -> bool:
+    # The trajectory keeps the raw string as `arguments` when it is not JSON. A JSON string
+    # argument also parses to a str, but never to one equal to its raw form (that has quotes).
+    return not (isinstance(call.arguments, str) and call.arguments == call.raw_arguments)
+
+
+def _arguments(call: ToolCall) -> str:
+    if _is_json(call):
+        return _truncate(json_text(call.arguments))
+    return f"arguments that are not JSON: {_quote(call.raw_arguments)}"
+
+
+def _at(calls: Sequence[ToolCall], index: int, *, with_name: bool = False) -> str:
+    where = f"call {index + 1} of {len(calls)}"
+    return f"{calls[index].name} ({where})" if with_name else where
+
+
+def _names(calls: Sequence[ToolCall]) -> str:
+    names = [call.name for call in calls[:_NAMES_LIMIT]]
+    more = len(calls) - len(names)
+    return ", ".join(names) + (f", and {more} more" if more else "")
+
+
+def _truncate(text: str) -> str:
+    return text if len(text) <= _LIMIT else text[:_LIMIT] + "…"
+
+
+def _quote(text: str) -> str:
+    """A JSON string literal, so quotes and newlines inside stay on one readable line."""
+    return json.dumps(_truncate(text), ensure_ascii=False)

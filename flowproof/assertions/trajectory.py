@@ -1,0 +1,38 @@
+"""What a flow did, as the assertions see it: the value the engine hands to `evaluate`.
+
+The engine builds a `Trajectory` from the served (or recorded) turns; the assertion layer only
+reads it. Kept here, beside its only reader, so the pure assertion package imports nothing
+from the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the MODEL asked for (whether the agent then ran it is not visible here)."""
+
+    name: str
+    """The tool's name as the model wrote it."""
+    arguments: Any
+    """The parsed JSON arguments, or the raw string when they are not valid JSON."""
+    raw_arguments: str
+    """The arguments exactly as they crossed the wire."""
+    turn: int
+    """Index of the turn (in arrival order) whose response carried this call."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """The ordered tool calls of a flow, and the reply of the conversation the flow is about."""
+
+    tool_calls: tuple[ToolCall, ...]
+    """Every tool call the model asked for, in the order the turns arrived."""
+    reply: str | None
+    """Text of the final assistant message of the main thread; None when that thread ended on a
+    tool call or there were no turns (absent, which is not the same as empty text)."""
+    reply_absent_reason: str = ""
+    """Why `reply` is None, in words a failure message can quote."""

@@ -1,0 +1,82 @@
+"""`flowproof run` and `flowproof record`: find the specs, run each flow, print, exit."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from flowproof import __version__
+from flowproof.cli.output import indent, out
+from flowproof.engine.outcome import FlowOutcome, Mode, Summary
+from flowproof.engine.run import run_flow
+from flowproof.errors import FlowproofError
+from flowproof.spec.load import load_spec
+
+SUITE_FILE = "flowproof.yaml"
+DEFAULT_PATH = "specs"
+
+
+def run_flows(paths: tuple[str, ...], mode_name: str) -> None:
+    mode = Mode(mode_name)
+    try:
+        specs = find_specs(paths or (DEFAULT_PATH,))
+    except FlowproofError as exc:
+        out(f"error: {exc}")
+        sys.exit(2)
+    out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
+    summary = asyncio.run(_run_all(specs, mode))
+    passed = sum(flow.passed for flow in summary.flows)
+    failed = len(summary.flows) - passed
+    tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
+    out(f"\nflows: {passed} passed, {failed} failed{tail}")
+    sys.exit(summary.exit_code)
+
+
+async def _run_all(specs: list[Path], mode: Mode) -> Summary:
+    summary = Summary()
+    for path in specs:
+        try:
+            outcome = await run_flow(load_spec(path), mode)
+        except FlowproofError as exc:
+            summary.errors.append(str(exc))
+            out(f"ERROR {path}\n{indent(str(exc))}")
+            continue
+        summary.flows.append(outcome)
+        _print_outcome(outcome)
+    return summary
+
+
+def _print_outcome(flow: FlowOutcome) -> None:
+    if flow.mode is Mode.RECORD:
+        counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded"
+        if flow.trace_written:
+            counts += f" → {flow.trace_written}"
+        elif not flow.passed:
+            counts += "; no trace written"
+    else:
+        counts = f"{flow.served} of {flow.recorded} turns served"
+    out(f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}")
+    for reason in flow.reasons:
+        out(indent(reason))
+    for warning in flow.warnings:
+        out(indent(f"warning: {warning}"))
+
+
+def find_specs(paths: Iterable[str]) -> list[Path]:
+    """Spec files under each path: a file as given, a directory searched recursively for
+    *.yaml / *.yml except the suite settings file."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*")
+                                if p.suffix in (".yaml", ".yml") and p.name != SUITE_FILE and p.is_file()))
+        else:
+            raise FlowproofError(f"{raw}: no such file or directory")
+    if not found:
+        raise FlowproofError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
+    return found

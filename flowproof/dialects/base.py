@@ -1,0 +1,133 @@
+"""The Dialect protocol, its registry keyed by path substring, and the tool-result mocks.
+
+A dialect is pure: it reads and rewrites parsed JSON bodies and renders SSE frames, and never
+touches a socket. The proxy picks one by a SUBSTRING of the request path, so a base URL with a
+doubled or missing `/v1` still reaches the right one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+TRANSPORT_KEYS = ("stream", "stream_options")
+"""Request keys that choose how the answer travels, never what it says: not part of matching."""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The parts of a request a reader compares first: a one-line answer before any body diff."""
+
+    model: Any
+    tools: tuple[str, ...]
+    roles: tuple[str, ...]
+
+
+class ToolResultsExhausted(Exception):
+    """A tool was called more times than its `results:` list has entries."""
+
+    def __init__(self, tool: str, call_number: int, available: int) -> None:
+        self.tool, self.call_number, self.available = tool, call_number, available
+        super().__init__(
+            f"tool {tool} was called {call_number} times, but its results: list has only "
+            f"{available} entr{'y' if available == 1 else 'ies'}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMock:
+    """What the model is told a tool returned: one fixed result, or a sequence in call order."""
+
+    results: tuple[Any, ...]
+    repeat: bool
+    """True for a single `result:`, served to every call; False for `results:`."""
+
+    def content_for(self, tool: str, occurrence: int) -> str:
+        """The tool-message text for the `occurrence`-th (0-based) call of `tool`."""
+        if self.repeat:
+            value = self.results[0]
+        elif occurrence < len(self.results):
+            value = self.results[occurrence]
+        else:
+            raise ToolResultsExhausted(tool, occurrence + 1, len(self.results))
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+ToolMocks = Mapping[str, ToolMock]
+
+
+class Dialect:
+    """One wire API. Subclasses register themselves by `name` when they are defined."""
+
+    name: ClassVar[str]
+    path_marker: ClassVar[str]
+    """A substring of the request path that selects this dialect."""
+    upstream_path: ClassVar[str]
+    """Appended to the upstream base URL when recording."""
+
+    _registry: ClassVar[dict[str, Dialect]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name in Dialect._registry:
+            other = type(Dialect._registry[cls.name]).__name__
+            raise TypeError(f"dialect {cls.name!r} is defined twice: {other} and {cls.__name__}")
+        Dialect._registry[cls.name] = cls()
+
+    # -- facts read from bodies -------------------------------------------------------------
+    def tool_calls(self, response: Any) -> list[tuple[str, str]]:
+        """(name, raw argument string) for every tool call the model asked for."""
+        raise NotImplementedError
+
+    def reply_text(self, response: Any) -> str | None:
+        """The assistant's text, or None when the response is a tool call."""
+        raise NotImplementedError
+
+    def system_prompt(self, request: Any) -> str:
+        raise NotImplementedError
+
+    def envelope(self, request: Any) -> Envelope:
+        raise NotImplementedError
+
+    # -- rewriting and rendering ------------------------------------------------------------
+    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
+        """A copy of `request` whose mocked tool results carry the spec's values."""
+        raise NotImplementedError
+
+    def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
+        """The response as the SSE frames a streaming client of this API expects."""
+        raise NotImplementedError
+
+    def error_body(self, message: str, kind: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def dialect_for_path(path: str) -> Dialect | None:
+    for dialect in Dialect._registry.values():
+        if dialect.path_marker in path:
+            return dialect
+    return None
+
+
+def dialect_named(name: str) -> Dialect | None:
+    return Dialect._registry.get(name)
+
+
+def wants_stream(request: Any) -> bool:
+    """Streaming is decided by the body alone: SDKs send `Accept: application/json` even when
+    they stream, so the header cannot be trusted."""
+    return isinstance(request, dict) and request.get("stream") is True
+
+
+def without_transport(request: Any) -> Any:
+    if not isinstance(request, dict):
+        return request
+    return {key: value for key, value in request.items() if key not in TRANSPORT_KEYS}
+
+
+def sse_frame(data: Any, event: str | None = None) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()

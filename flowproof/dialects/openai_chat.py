@@ -1,0 +1,127 @@
+"""OpenAI Chat Completions (`…/chat/completions`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from flowproof.dialects.base import Dialect, Envelope, ToolMocks, sse_frame
+
+
+class OpenAIChat(Dialect):
+    name = "openai_chat"
+    path_marker = "/chat/completions"
+    upstream_path = "/chat/completions"
+
+    def tool_calls(self, response: Any) -> list[tuple[str, str]]:
+        calls = []
+        for call in _message(response).get("tool_calls") or []:
+            function = call.get("function") or {}
+            calls.append((str(function.get("name", "")), str(function.get("arguments", ""))))
+        return calls
+
+    def reply_text(self, response: Any) -> str | None:
+        message = _message(response)
+        if message.get("tool_calls"):
+            return None
+        return _text(message.get("content"))
+
+    def system_prompt(self, request: Any) -> str:
+        for message in _messages(request):
+            if message.get("role") in ("system", "developer"):
+                return _text(message.get("content"))
+        return ""
+
+    def envelope(self, request: Any) -> Envelope:
+        body = request if isinstance(request, dict) else {}
+        tools = tuple(
+            str((tool.get("function") or {}).get("name", tool.get("type", "?")))
+            for tool in body.get("tools") or [] if isinstance(tool, dict)
+        )
+        roles = tuple(str(message.get("role")) for message in _messages(request))
+        return Envelope(model=body.get("model"), tools=tools, roles=roles)
+
+    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
+        if not mocks or not _messages(request):
+            return request
+        request = copy.deepcopy(request)
+        call_names: dict[str, str] = {}
+        occurrence: dict[str, int] = {}
+        seen_per_tool: dict[str, int] = {}
+        for message in request["messages"]:
+            if message.get("role") == "assistant":
+                for call in message.get("tool_calls") or []:
+                    name = str((call.get("function") or {}).get("name", ""))
+                    call_names[str(call.get("id"))] = name
+                    # The k-th call of a tool in the conversation gets the k-th result, so the
+                    # substitution depends on the request alone, not on proxy state.
+                    occurrence[str(call.get("id"))] = seen_per_tool.get(name, 0)
+                    seen_per_tool[name] = seen_per_tool.get(name, 0) + 1
+            elif message.get("role") == "tool":
+                call_id = str(message.get("tool_call_id"))
+                name = call_names.get(call_id)
+                if name in mocks:
+                    message["content"] = mocks[name].content_for(name, occurrence[call_id])
+        return request
+
+    def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
+        options = request.get("stream_options") if isinstance(request, dict) else None
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        base = {key: response.get(key) for key in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+        base["system_fingerprint"] = response.get("system_fingerprint")
+
+        def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+            body = {**base, "choices": choices, **extra}
+            if include_usage and "usage" not in extra:
+                body["usage"] = None
+            return sse_frame(body)
+
+        frames = []
+        for choice in response.get("choices") or []:
+            index = choice.get("index", 0)
+            message = choice.get("message") or {}
+
+            def delta(d: dict[str, Any], finish: Any = None, index: int = index) -> dict[str, Any]:
+                return {"index": index, "delta": d, "logprobs": None, "finish_reason": finish}
+
+            frames.append(chunk([delta({"role": "assistant", "content": ""})]))
+            if message.get("content"):
+                frames.append(chunk([delta({"content": message["content"]})]))
+            for position, call in enumerate(message.get("tool_calls") or []):
+                function = call.get("function") or {}
+                head = {"index": position, "id": call.get("id"), "type": call.get("type", "function"),
+                        "function": {"name": function.get("name"), "arguments": ""}}
+                frames.append(chunk([delta({"tool_calls": [head]})]))
+                frames.append(chunk([delta({"tool_calls": [
+                    {"index": position, "function": {"arguments": function.get("arguments", "")}}]})]))
+            frames.append(chunk([delta({}, choice.get("finish_reason"))]))
+        if include_usage:
+            frames.append(chunk([], usage=response.get("usage")))
+        frames.append(sse_frame("[DONE]"))
+        return frames
+
+    def error_body(self, message: str, kind: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def _messages(request: Any) -> list[dict[str, Any]]:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def _message(response: Any) -> dict[str, Any]:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        return message if isinstance(message, dict) else {}
+    return {}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""

@@ -1,0 +1,1 @@
+"""How the agent under test is started and stopped."""

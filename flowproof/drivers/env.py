@@ -1,0 +1,34 @@
+"""The environment a command agent starts with: inherited, minus flowproof's secrets, plus the
+proxy wiring, then `agent.env` LAST so a flow can override anything injected here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flowproof.spec.refs import resolve
+
+PLACEHOLDER_KEY = "flowproof-placeholder-key"
+"""Clients refuse to start without a key; the real one never reaches the agent."""
+
+WITH_V1 = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY")
+WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE")
+WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM")
+"""flowproof's own record credentials: the agent talks to the proxy and needs neither."""
+
+
+def proxy_handles(port: int) -> dict[str, str]:
+    """The `${flowproof.*}` handles a spec can use in `agent.env` and `agent.command`."""
+    base = f"http://127.0.0.1:{port}"
+    return {"proxy_url": f"{base}/v1", "proxy_url_no_v1": base}
+
+
+def agent_environment(environ: Mapping[str, str], handles: Mapping[str, str], prompt: str,
+                      spec_env: Mapping[str, str]) -> dict[str, str]:
+    env = {name: value for name, value in environ.items() if name not in WITHHELD}
+    env.update({name: handles["proxy_url"] for name in WITH_V1})
+    env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})
+    env["OPENAI_API_KEY"] = PLACEHOLDER_KEY
+    env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
+    env["FLOWPROOF_PROMPT"] = prompt
+    env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
+    return env

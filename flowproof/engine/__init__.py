@@ -1,0 +1,1 @@
+"""The run pipeline: spec → proxy + agent → traffic → verdicts → trace."""

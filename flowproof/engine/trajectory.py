@@ -1,0 +1,60 @@
+"""Served (or recorded) turns → the Trajectory the assertions read.
+
+The reply belongs to the conversation the flow is about. Agents also talk to the model about
+other things (naming a session, a guardrail check), concurrently and in any order, so "the last
+assistant message" would be a coin flip. Turns that continue one conversation share a system
+prompt: group by it, take the thread with the most turns, and break ties by the thread carrying
+the most request text (the working conversation carries the real prompt and tool schemas).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.dialects import dialect_named
+from flowproof.dialects.base import Dialect
+from flowproof.trace.model import Turn
+
+
+def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
+    calls = []
+    for number, turn in enumerate(turns):
+        for name, raw in _dialect(turn).tool_calls(turn.response):
+            calls.append(ToolCall(name=name, arguments=_parse(raw), raw_arguments=raw, turn=number))
+    if not turns:
+        return Trajectory(tuple(calls), None, "no model turns were served")
+    last = main_thread(turns)[-1]
+    number = turns.index(last) + 1
+    reply = _dialect(last).reply_text(last.response)
+    if reply is None:
+        names = ", ".join(name for name, _ in _dialect(last).tool_calls(last.response))
+        return Trajectory(tuple(calls), None,
+                          f"its last turn (turn {number}) is a tool call ({names}), not a reply")
+    return Trajectory(tuple(calls), reply)
+
+
+def main_thread(turns: Sequence[Turn]) -> list[Turn]:
+    threads: dict[str, list[Turn]] = {}
+    for turn in turns:
+        threads.setdefault(_dialect(turn).system_prompt(turn.request), []).append(turn)
+
+    def weight(thread: list[Turn]) -> tuple[int, int]:
+        return len(thread), sum(len(json.dumps(t.request, ensure_ascii=False)) for t in thread)
+
+    return max(threads.values(), key=weight)
+
+
+def _dialect(turn: Turn) -> Dialect:
+    dialect = dialect_named(turn.dialect)
+    if dialect is None:
+        raise ValueError(f"unknown dialect {turn.dialect!r} in a turn")
+    return dialect
+
+
+def _parse(raw: str) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

@@ -1,0 +1,29 @@
+"""Honest warnings about what the model boundary cannot do.
+
+At the model boundary flowproof rewrites what the model is TOLD a tool returned, and sees what
+the model ASKED for. It does not stand between the agent and its tools: a mocked tool still ran,
+and a forbidden tool would have run had the model asked. Until a flow declares the tool under an
+intercepting boundary (MCP), every run says so.
+"""
+
+from __future__ import annotations
+
+from flowproof.assertions.grammar import ToolCallAssertion
+from flowproof.spec.load import LoadedSpec
+
+
+def uncovered_tools(loaded: LoadedSpec) -> list[str]:
+    warnings = []
+    for tool in loaded.spec.tools:
+        if tool.is_mocked:
+            warnings.append(
+                f"tool {tool.name} is mocked at the model boundary only: the agent still ran it "
+                "for real; only what the model was told it returned is replaced")
+    forbidden = {s.assertion.tool for s in loaded.assertions
+                 if isinstance(s.assertion, ToolCallAssertion) and s.assertion.forbid}
+    for name in sorted(forbidden):
+        warnings.append(
+            f"assert_no_tool_call {name}: nothing intercepts {name}, so this proves only that the "
+            "model never asked for it (it was withheld from the model, or not taken); had the "
+            "model asked, the agent would still have run it")
+    return warnings

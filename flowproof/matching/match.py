@@ -1,0 +1,77 @@
+"""Serving recorded turns: strict by body, each turn at most once, earliest match first.
+
+Order between requests is deliberately NOT part of matching: agents issue some calls
+concurrently (a guardrail beside the main call, a title beside the task), and a recording
+cannot promise an order the agent does not. A sequential agent is unaffected: the earliest
+unconsumed match means turn K still serves request K.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from flowproof.dialects.base import without_transport
+from flowproof.trace.model import Turn
+
+
+def request_key(request: Any) -> str:
+    """The exact-comparison form of a body: compact JSON, key order kept, transport keys out."""
+    return json.dumps(without_transport(request), separators=(",", ":"), ensure_ascii=False)
+
+
+class TurnMatcher:
+    """Consume-once lookup over a trace's turns."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self.turns = tuple(turns)
+        self._keys = [request_key(turn.request) for turn in self.turns]
+        self._consumed = [False] * len(self.turns)
+
+    def claim(self, dialect: str, request: Any) -> int | None:
+        """Index of the earliest unconsumed turn that matches exactly, now consumed; else None."""
+        key = request_key(request)
+        for index, turn in enumerate(self.turns):
+            if not self._consumed[index] and turn.dialect == dialect and self._keys[index] == key:
+                self._consumed[index] = True
+                return index
+        return None
+
+    def closest(self, dialect: str, request: Any) -> int | None:
+        """The unconsumed turn most like `request`, to explain a divergence against.
+
+        Closeness is the length of the shared message history, then the same dialect, then
+        earliest: a sequential agent diverging at request K is compared with turn K.
+        """
+        best: tuple[int, int, int] | None = None
+        for index, turn in enumerate(self.turns):
+            if self._consumed[index]:
+                continue
+            score = (_shared_history(turn.request, request), turn.dialect == dialect, -index)
+            if best is None or score > best:
+                best = score
+        return None if best is None else -best[2]
+
+    @property
+    def served(self) -> int:
+        return sum(self._consumed)
+
+    def unserved(self) -> list[int]:
+        return [index for index, used in enumerate(self._consumed) if not used]
+
+
+def _shared_history(recorded: Any, replayed: Any) -> int:
+    """How many leading conversation items two requests share (messages, or Responses input)."""
+    if not (isinstance(recorded, dict) and isinstance(replayed, dict)):
+        return 0
+    for key in ("messages", "input"):
+        a, b = recorded.get(key), replayed.get(key)
+        if isinstance(a, list) and isinstance(b, list):
+            shared = 0
+            for x, y in zip(a, b, strict=False):
+                if x != y:
+                    break
+                shared += 1
+            return shared
+    return 0

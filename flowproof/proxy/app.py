@@ -1,0 +1,86 @@
+"""The aiohttp application and its loopback listener.
+
+`make_app` builds the app around a backend (replay or forward) so unit tests can drive it with
+aiohttp's test client; `serve` binds it to 127.0.0.1 only, because the proxy answers anyone
+who asks and must not be reachable off the machine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from flowproof.dialects import Dialect, dialect_for_path
+from flowproof.dialects.base import Dialect as DialectBase
+from flowproof.dialects.base import wants_stream
+from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
+
+LOOPBACK = "127.0.0.1"
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+class Backend(Protocol):
+    async def answer(self, dialect: Dialect, request: Any) -> Answer: ...
+
+
+def make_app(backend: Backend, traffic: Traffic) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        dialect = dialect_for_path(request.path)
+        traffic.requests.append((request.path, dialect.name if dialect else "?"))
+        if dialect is None:
+            markers = ", ".join(d.path_marker for d in DialectBase._registry.values())
+            return _error(404, f"flowproof: no model API at {request.path}; paths containing "
+                               f"{markers} are served")
+        if request.method != "POST":
+            return _error(405, f"flowproof: {request.method} is not a model call; use POST")
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _error(400, "flowproof: the request body is not JSON")
+        answer = await backend.answer(dialect, body)
+        if answer.status == 200 and wants_stream(body):
+            return await _stream(request, dialect.render_stream(body, answer.body))
+        return _json(answer)
+
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    return app
+
+
+async def serve(app: web.Application, port: int = 0) -> tuple[web.AppRunner, int]:
+    """Start `app` on 127.0.0.1:`port` (0 = ephemeral) and return the runner and bound port."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, LOOPBACK, port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    bound = runner.addresses[0][1]
+    return runner, int(bound)
+
+
+async def _stream(request: web.Request, frames: Any) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    for frame in frames:
+        await response.write(frame)
+    await response.write_eof()
+    return response
+
+
+def _json(answer: Answer) -> web.Response:
+    body = answer.body if isinstance(answer.body, str) else json.dumps(answer.body, ensure_ascii=False)
+    return web.Response(status=answer.status, text=body, content_type="application/json",
+                        headers=answer.headers)
+
+
+def _error(status: int, message: str) -> web.Response:
+    body = {"error": {"message": message, "type": "flowproof_error"}}
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json",
+                        headers=NO_RETRY)

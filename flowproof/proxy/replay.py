@@ -1,0 +1,52 @@
+"""ReplayBackend: answers from the cassette. It has no network client, and the lint rule in
+pyproject.toml (TID251) keeps it that way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowproof.dialects.base import Dialect, ToolMocks, ToolResultsExhausted, without_transport
+from flowproof.matching import divergence
+from flowproof.matching.match import TurnMatcher
+from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
+from flowproof.trace.model import Trace, Turn
+
+DIVERGENCE = "flowproof_replay_divergence"
+
+
+class ReplayBackend:
+    def __init__(self, trace: Trace, mocks: ToolMocks, traffic: Traffic) -> None:
+        self.matcher = TurnMatcher(trace.turns)
+        self.mocks = mocks
+        self.traffic = traffic
+
+    async def answer(self, dialect: Dialect, request: Any) -> Answer:
+        number = len(self.traffic.requests)
+        if self.traffic.divergence is not None or self.traffic.failures:
+            # Fail fast: after the first bad turn, later turns say nothing about the agent.
+            return _refuse(dialect, "flowproof: this replay has already failed; see the flowproof report")
+        try:
+            request = dialect.substitute_tool_results(request, self.mocks)
+        except ToolResultsExhausted as exc:
+            self.traffic.fail(str(exc))
+            return _refuse(dialect, f"flowproof: {exc}")
+        index = self.matcher.claim(dialect.name, request)
+        if index is None:
+            found = self._explain(number, dialect, request)
+            self.traffic.diverge(found)
+            return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
+        response = self.matcher.turns[index].response
+        self.traffic.turns.append(Turn(dialect.name, without_transport(request), response))
+        return Answer(200, response)
+
+    def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
+        closest = self.matcher.closest(dialect.name, request)
+        if closest is None:
+            return divergence.extra_call(number, len(self.matcher.turns))
+        turn = self.matcher.turns[closest]
+        return divergence.explain(number, closest, turn.dialect, turn.request, dialect, request)
+
+
+def _refuse(dialect: Dialect, message: str) -> Answer:
+    # 4xx plus x-should-retry: false, so the SDK neither retries nor backs off.
+    return Answer(400, dialect.error_body(message, DIVERGENCE), dict(NO_RETRY))

@@ -1,0 +1,1 @@
+"""The YAML edge: spec files in, typed and line-aware values out."""

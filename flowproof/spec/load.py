@@ -1,0 +1,225 @@
+"""YAML → FlowSpec, with every error pointing at the file, the line and the fix.
+
+The YAML is parsed twice on purpose: once into plain data for pydantic, and once into nodes so
+that a pydantic error location (`('tools', 0, 'reslt')`) can be turned back into a line number.
+Specs are small; the clarity is worth the second parse.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from flowproof.assertions.evaluate import StepRef
+from flowproof.assertions.grammar import Assertion, GrammarError, ToolCallAssertion, parse_step
+from flowproof.errors import SpecError
+from flowproof.spec.model import FlowSpec
+
+Location = tuple[str | int, ...]
+PROMPT = "prompt"
+ASSERTION_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
+STEP_KINDS = (PROMPT, *ASSERTION_KINDS)
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionStep:
+    """An assertion step as written, with where it came from and its compiled form."""
+
+    ref: StepRef
+    kind: str
+    text: str
+    assertion: Assertion
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSpec:
+    """A validated spec and its steps, split into what drives the agent and what judges it."""
+
+    path: Path
+    spec: FlowSpec
+    prompts: tuple[str, ...]
+    assertions: tuple[AssertionStep, ...]
+
+
+def load_spec(path: Path) -> LoadedSpec:
+    text = _read(path)
+    data, lines = _parse_yaml(path, text)
+    try:
+        spec = FlowSpec.model_validate(data)
+    except ValidationError as exc:
+        raise _spec_error(path, exc, lines) from None
+    prompts, assertions = _parse_steps(path, spec.steps, lines)
+    if not prompts:
+        raise SpecError(path, lines.get(("steps",)), "the flow has no prompt step",
+                        "add `- prompt: <the task for the agent>` to steps")
+    _check_tool_names(path, spec, assertions)
+    return LoadedSpec(path, spec, tuple(prompts), tuple(assertions))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(path, None, f"cannot read the spec: {exc.strerror}") from None
+
+
+def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SpecError(path, line, f"not valid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise SpecError(path, 1, "a spec must be a mapping",
+                        "start with `name:`, `app: agent`, `agent:` and `steps:`")
+    lines: dict[Location, int] = {}
+    _index_lines(path, root, (), lines)
+    return data, lines
+
+
+def _index_lines(path: Path, node: yaml.Node, loc: Location, lines: dict[Location, int]) -> None:
+    """Record the line of every key and list item, and refuse duplicate keys (YAML keeps the
+    last one silently, which would hide half of what the author wrote)."""
+    lines[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                raise SpecError(path, key_node.start_mark.line + 1, f"duplicate key '{key}'",
+                                "keep one of them")
+            seen.add(key)
+            _index_lines(path, value_node, (*loc, key), lines)
+            lines[(*loc, key)] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _index_lines(path, item, (*loc, index), lines)
+
+
+def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return lines.get(())
+
+
+def _spec_error(path: Path, exc: ValidationError, lines: dict[Location, int]) -> SpecError:
+    error = exc.errors()[0]
+    loc: Location = tuple(part for part in error["loc"] if not str(part).startswith("function-"))
+    where = _format_loc(loc[:-1]) if loc[:-1] else "the spec"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        valid = _valid_keys(loc[:-1])
+        close = difflib.get_close_matches(key, valid, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(valid)}"
+        return SpecError(path, _line_for(loc, lines), f"unknown key '{key}' in {where}", hint)
+    if kind == "missing":
+        key = str(loc[-1])
+        return SpecError(path, _line_for(loc[:-1], lines), f"missing required key '{key}' in {where}",
+                         _MISSING_HINTS.get(key, f"add `{key}:`"))
+    return SpecError(path, _line_for(loc, lines), f"{_format_loc(loc)}: {_describe(error)}")
+
+
+_MISSING_HINTS = {
+    "command": "add `command: <the shell command that starts your agent>`",
+    "app": "add `app: agent`",
+    "steps": "add `steps:` with at least one `- prompt: ...`",
+    "name": "add `name: <what this flow checks>`",
+    "agent": "add `agent:` with a `command:`",
+}
+
+
+def _describe(error: Any) -> str:
+    if error["type"] == "literal_error":
+        return f"expected {error['ctx']['expected']}, got {error['input']!r}"
+    return str(error["msg"]).replace("Value error, ", "")
+
+
+def _format_loc(loc: Location) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _valid_keys(loc: Location) -> list[str]:
+    """The keys a mapping at `loc` accepts, found by walking the pydantic models."""
+    model: Any = FlowSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return []
+        model = _model_in(model.model_fields[part].annotation)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return list(model.model_fields)
+    return []
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation) if get_origin(annotation) else ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _parse_steps(path: Path, steps: list[Any], lines: dict[Location, int]
+                 ) -> tuple[list[str], list[AssertionStep]]:
+    prompts: list[str] = []
+    assertions: list[AssertionStep] = []
+    for index, step in enumerate(steps):
+        line = lines.get(("steps", index))
+        kind, text = _step_kind_and_text(path, step, line)
+        if kind == PROMPT:
+            prompts.append(text)
+            continue
+        ref = StepRef(number=index + 1, file=path.name, line=line or 0)
+        try:
+            assertion = parse_step(kind, text)
+        except GrammarError as exc:
+            raise SpecError(path, line, f"step {index + 1} ({kind}): {exc}") from None
+        assertions.append(AssertionStep(ref, kind, text, assertion))
+    return prompts, assertions
+
+
+def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, str]:
+    if not isinstance(step, dict) or len(step) != 1:
+        raise SpecError(path, line, "a step must be a one-key mapping such as `- prompt: ...`",
+                        f"step kinds: {', '.join(STEP_KINDS)}")
+    ((kind, text),) = step.items()
+    if kind not in STEP_KINDS:
+        close = difflib.get_close_matches(str(kind), STEP_KINDS, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"step kinds: {', '.join(STEP_KINDS)}"
+        raise SpecError(path, line, f"unknown step '{kind}'", hint)
+    if not isinstance(text, str | int | float) or isinstance(text, bool) or not str(text).strip():
+        raise SpecError(path, line, f"step '{kind}' needs a line of text after the colon")
+    return kind, str(text).strip()
+
+
+def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) -> None:
+    """An assertion may name a tool no `tools:` entry declares, but not one that is a near
+    miss of a declared name: `serch_flights` beside `search_flights` is a typo that would
+    otherwise make a guard flow pass forever."""
+    declared = [tool.name for tool in spec.tools]
+    for step in steps:
+        tool = step.assertion.tool if isinstance(step.assertion, ToolCallAssertion) else None
+        if tool is None or tool in declared:
+            continue
+        close = difflib.get_close_matches(tool, declared, n=1, cutoff=0.8)
+        if close:
+            raise SpecError(path, step.ref.line or None,
+                            f"step {step.ref.number} names tool '{tool}', which no tools: entry declares",
+                            f"did you mean '{close[0]}'?")

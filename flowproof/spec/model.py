@@ -1,0 +1,66 @@
+"""The shape of a spec file, as pydantic models that refuse unknown keys.
+
+Only the shape lives here. Turning YAML into these models, with line numbers and did-you-mean
+hints on failure, is `load.py`; steps are parsed there too, because each step is a one-key
+mapping whose key decides how its text is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_TIMEOUT_SECONDS = 300.0
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentSpec(_Strict):
+    """How to start the agent under test."""
+
+    command: str = Field(min_length=1)
+    """Shell command that starts the agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
+    env: dict[str, str] = {}
+    """Extra environment for the agent, applied after everything flowproof injects."""
+    timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
+    """Seconds the agent may run before its whole process tree is stopped."""
+
+
+class ToolSpec(_Strict):
+    """A tool the flow knows about, optionally with the result the model is told it returned."""
+
+    name: str = Field(min_length=1)
+    """The tool's name as the model sees it."""
+    result: Any = None
+    """One fixed result, substituted for every call of this tool before the model sees it."""
+    results: list[Any] | None = None
+    """Results served in call order: the first call gets the first item."""
+
+    @model_validator(mode="after")
+    def _one_kind_of_result(self) -> ToolSpec:
+        if "result" in self.model_fields_set and self.results is not None:
+            raise ValueError("give either 'result' or 'results', not both")
+        return self
+
+    @property
+    def is_mocked(self) -> bool:
+        """True when the flow substitutes this tool's result (a declaration-only entry is not)."""
+        return "result" in self.model_fields_set or self.results is not None
+
+
+class FlowSpec(_Strict):
+    """One flow: an agent, the tools it may call, and the steps that drive and judge it."""
+
+    name: str = Field(min_length=1)
+    """What the flow checks, in words; shown in every report."""
+    app: Literal["agent"]
+    """The kind of system under test; `agent` is the only kind this build drives."""
+    agent: AgentSpec
+    tools: list[ToolSpec] = []
+    strict: bool = False
+    """When true, every tool call must be listed by an assert_tool_call step."""
+    steps: list[Any] = Field(min_length=1)
+    """Prompt and assertion steps; validated one by one in load.py."""

@@ -1,0 +1,1 @@
+"""The committed artifact: one JSON trace beside each spec."""

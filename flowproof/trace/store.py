@@ -1,0 +1,52 @@
+"""Where traces live, and the only code that writes one.
+
+A trace is written with a temporary file in the same directory and `os.replace`, so a crash
+mid-write leaves the previous trace intact rather than half a cassette.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from flowproof.errors import TraceError
+from flowproof.trace import codec
+from flowproof.trace.model import Trace
+
+
+def trace_path_for(spec_path: Path) -> Path:
+    """`specs/booking.yaml` → `specs/booking.trace.json`."""
+    return spec_path.with_name(f"{spec_path.stem}.trace.json")
+
+
+def load_trace(path: Path) -> Trace:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read the trace: {exc.strerror}") from None
+    return codec.decode(text, str(path))
+
+
+def write_trace(path: Path, trace: Trace, *, secrets: Iterable[str] = ()) -> None:
+    """Write atomically, refusing outright if any secret value would reach the file."""
+    text = codec.encode(trace)
+    for secret in secrets:
+        if secret and secret in text:
+            raise TraceError(f"{path}: refusing to write a trace that contains a secret value")
+    write_text_atomic(path, text)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

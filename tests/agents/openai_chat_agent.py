@@ -1,0 +1,89 @@
+"""A small booking agent built on the real `openai` SDK: a chat-completions tool loop.
+
+It reads its task from FLOWPROOF_PROMPT and its base URL from OPENAI_BASE_URL (the SDK does
+that itself). AGENT_* variables switch on the regressions the tests look for.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from openai import OpenAI
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "search_flights", "description": "Find flights to a destination",
+        "parameters": {"type": "object", "properties": {
+            "destination": {"type": "string"}, "date": {"type": "string"}},
+            "required": ["destination"]}}},
+    {"type": "function", "function": {
+        "name": "create_booking", "description": "Book a flight for a passenger",
+        "parameters": {"type": "object", "properties": {
+            "flight": {"type": "object", "properties": {"id": {"type": "string"}}},
+            "passenger": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "required": ["flight"]}}},
+]
+SYSTEM = "You are a travel assistant. Use the tools to search and book flights."
+BUG = os.environ.get("AGENT_BUG", "")
+
+
+def search_flights(destination, date=None):
+    # Volatile on purpose: the spec mocks this result so replays stay identical.
+    return {"flights": [{"id": "KQ311", "dest": destination}], "searched_at": time.time()}
+
+
+def create_booking(flight, passenger=None):
+    return {"booking": "B-1042", "flight": flight["id"]}
+
+
+def echo(call):
+    """The assistant message as the agent puts it back into the history."""
+    arguments = call.function.arguments
+    if BUG == "rewrite-flight-id" and call.function.name == "create_booking":
+        parsed = json.loads(arguments)
+        parsed["flight"]["id"] = "KQ999"
+        arguments = json.dumps(parsed)
+    return {"id": call.id, "type": "function",
+            "function": {"name": call.function.name, "arguments": arguments}}
+
+
+def main():
+    if BUG == "crash":
+        raise RuntimeError("agent failed to load its configuration")
+    if BUG == "hang":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        with open(os.environ["AGENT_PIDFILE"], "w") as handle:
+            handle.write(str(child.pid))
+        time.sleep(600)
+    if BUG == "no-model":
+        print("Hello! (answered without a model)")
+        return
+    client = OpenAI()
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]}]
+    model = os.environ.get("AGENT_MODEL", "gpt-4o-mini")
+    while True:
+        reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            break
+        messages.append({"role": "assistant", "content": message.content,
+                         "tool_calls": [echo(call) for call in message.tool_calls]})
+        for call in message.tool_calls:
+            handler = {"search_flights": search_flights, "create_booking": create_booking}[call.function.name]
+            result = handler(**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+            if BUG == "stop-after-first-tool":
+                print("stopping early")
+                return
+    if BUG == "extra-call":
+        messages.append({"role": "assistant", "content": message.content})
+        messages.append({"role": "user", "content": "Summarise that in one line."})
+        client.chat.completions.create(model=model, messages=messages)
+    print(message.content)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Record a real openai-SDK agent against the scripted upstream, then replay it with no model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import agent_command, flowproof
+from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
+
+KEY = "sk-test-secret-key-0123456789"
+BOOKING_SCRIPT = [
+    calls(tool_call("search_flights", {"destination": "NBO", "date": "2026-12-01"})),
+    calls(tool_call("create_booking", {"flight": {"id": "KQ311"}, "passenger": {"name": "Casey"}})),
+    text("Your flight KQ311 to Nairobi is booked: B-1042."),
+]
+
+
+def write_spec(directory: Path, *, agent_env: dict[str, str] | None = None, timeout: float | None = None,
+               extra_steps: str = "", name: str = "booking") -> Path:
+    env_block = "".join(f"\n    {k}: \"{v}\"" for k, v in (agent_env or {}).items())
+    spec = textwrap.dedent(f"""\
+        name: Booking assistant books a flight
+        app: agent
+        agent:
+          command: "{agent_command('openai_chat_agent.py')}"
+          env: {{}}{'' if not env_block else ''}
+        """)
+    if env_block:
+        spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
+    if timeout is not None:
+        spec += f"  timeout: {timeout}\n"
+    spec += textwrap.dedent("""\
+        tools:
+          - name: search_flights
+            result: { flights: [ { id: KQ311, dest: NBO } ] }
+          - name: create_booking
+        steps:
+          - prompt: Book me a flight to Nairobi tomorrow
+        """) + extra_steps
+    path = directory / "specs" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(spec)
+    return path
+
+
+def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str):
+    return flowproof("record", "specs", cwd=tmp_path,
+                     env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env})
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, upstream: ScriptedUpstream) -> Path:
+    """A project whose booking flow has been recorded; the upstream is stopped afterwards."""
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    result = record(tmp_path, upstream)
+    assert result.code == 0, result.output
+    upstream.stop()
+    upstream.stop = lambda: None  # the fixture's own teardown must not stop it twice
+    return tmp_path
+
+
+def test_record_then_replay_with_the_upstream_stopped(recorded: Path) -> None:
+    trace = json.loads((recorded / "specs" / "booking.trace.json").read_text())
+    assert trace["format_version"] == 1 and len(trace["turns"]) == 3
+    # The mocked search result, not the agent's volatile one, is what the model was shown.
+    tool_message = trace["turns"][1]["request"]["messages"][-1]
+    assert tool_message == {"role": "tool", "tool_call_id": "call_search_flights",
+                            "content": '{"flights": [{"id": "KQ311", "dest": "NBO"}]}'}
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 0, result.output
+    assert "PASS  Booking assistant books a flight" in result.stderr
+    assert "3 of 3 turns served" in result.stderr
+
+
+def test_record_forwards_the_key_in_authorization_and_never_stores_it(
+        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    assert record(tmp_path, upstream).code == 0
+    assert [r.headers.get("Authorization") for r in upstream.received] == [f"Bearer {KEY}"] * 3
+    assert all(r.path == "/v1/chat/completions" for r in upstream.received)
+    trace_text = (tmp_path / "specs" / "booking.trace.json").read_text()
+    assert KEY not in trace_text and "Authorization" not in trace_text
+    assert "flowproof-placeholder-key" not in trace_text
+
+
+def test_replay_runs_with_no_network_at_all(recorded: Path) -> None:
+    """Inside a fresh network namespace only loopback exists: the kernel proves replay
+    contacts nothing."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs unshare and root to create a network namespace")
+    prefix = ("unshare", "-n", "sh", "-c", 'ip link set lo up 2>/dev/null || ifconfig lo up; exec "$@"', "sh")
+    result = flowproof("run", "specs", cwd=recorded, prefix=prefix)
+    assert result.code == 0, result.output
+
+
+def test_changed_tool_argument_is_a_field_level_divergence(recorded: Path) -> None:
+    write_spec(recorded, agent_env={"AGENT_BUG": "rewrite-flight-id"})
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    assert "request 3 matches no recorded turn (compared with recorded turn 3)" in result.stderr
+    assert ('messages[4].tool_calls[0].function.arguments: flight.id: recorded "KQ311", '
+            'replayed "KQ999"') in result.stderr
+
+
+def test_extra_model_call_is_a_divergence(recorded: Path) -> None:
+    write_spec(recorded, agent_env={"AGENT_BUG": "extra-call"})
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    assert ("request 4 is an extra model call: all 3 recorded turns were already served"
+            in result.stderr)
+
+
+def test_missing_calls_leave_turns_unserved(recorded: Path) -> None:
+    write_spec(recorded, agent_env={"AGENT_BUG": "stop-after-first-tool"})
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    assert "served 1 of 3 recorded turns" in result.stderr
+
+
+def test_agent_that_crashes_is_reported_with_exit_code_and_stderr(recorded: Path) -> None:
+    write_spec(recorded, agent_env={"AGENT_BUG": "crash"})
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    assert "the agent exited with code 1 before making any model request" in result.stderr
+    assert "RuntimeError: agent failed to load its configuration" in result.stderr
+
+
+def test_agent_that_never_contacts_the_proxy_fails_record_with_no_trace(
+        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    write_spec(tmp_path, agent_env={"AGENT_BUG": "no-model"})
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert "the agent made no model requests to flowproof's proxy" in result.stderr
+    assert "OPENAI_BASE_URL" in result.stderr and "${flowproof.proxy_url}" in result.stderr
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
+    assert upstream.received == []
+
+
+def test_agent_that_hangs_is_stopped_with_its_children(
+        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    pidfile = tmp_path / "child.pid"
+    write_spec(tmp_path, agent_env={"AGENT_BUG": "hang", "AGENT_PIDFILE": str(pidfile)}, timeout=2)
+    started = time.monotonic()
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert time.monotonic() - started < 30
+    assert "the agent was still running after its timeout of 2s" in result.stderr
+    assert not _running(int(pidfile.read_text())), "the agent's child outlived the timeout"
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
+
+
+def test_upstream_error_at_record_is_reported_and_writes_no_trace(
+        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    upstream.fail_status = 500
+    write_spec(tmp_path)
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert f"the upstream {upstream.base_url}/chat/completions answered 500:" in result.stderr
+    assert "scripted upstream failure" in result.stderr
+    assert len(upstream.received) == 1, "x-should-retry: false must stop the SDK's retries"
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
+
+
+def test_run_without_a_trace_fails_and_tells_the_user_to_record(tmp_path: Path) -> None:
+    write_spec(tmp_path)
+    result = flowproof("run", "specs", cwd=tmp_path)
+    assert result.code == 1
+    assert "no trace at specs/booking.trace.json; run `flowproof record specs/booking.yaml` first" \
+        in result.stderr
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's zombie lingers until init reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
