@@ -16,8 +16,16 @@ from tests.upstream.scripted import ScriptedUpstream
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "agents"
 STRIPPED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "FLOWPROOF_", "AGENT_")
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                   "all_proxy", "NO_PROXY", "no_proxy")
+PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -47,12 +55,23 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def flowproof(*args: str, cwd: Path, env: dict[str, str] | None = None,
-              prefix: tuple[str, ...] = (), timeout: float = 120) -> CliResult:
+def flowproof(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
+    timeout: float = 120,
+) -> CliResult:
     """Run the real CLI in a subprocess, the way a user's CI does."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    done = subprocess.run([*prefix, sys.executable, "-m", "flowproof", *args], cwd=cwd,
-                          env=full_env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "flowproof", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 

@@ -9,9 +9,15 @@ A unit test fails when the committed page differs from what this renders, so a n
 from __future__ import annotations
 
 import inspect
+import json
 import sys
+from collections.abc import Iterable
+from typing import Any
 
+from flowproof.assertions.evaluate import StepRef, evaluate
+from flowproof.assertions.grammar import parse_step
 from flowproof.assertions.matchers import Matcher, registry
+from flowproof.assertions.trajectory import ToolCall, Trajectory
 
 _HEADER = """\
 # Assertion steps
@@ -46,20 +52,22 @@ any call of the tool will do. Assert the arguments that carry the intent, not th
 the cassette already pins every argument byte for byte, so one you do not assert still fails
 replay if it changes.
 
-A failure says what the trajectory held instead:
+A failure says what the trajectory held instead (every message on this page is produced by
+the evaluator when the page is generated):
 
-    step 3 (booking.yaml:14): assert_tool_call create_booking where flight.id equals KQ311 — create_booking was called once, with flight.id = "KQ999"
+<<once>>
 
 The part after the dash takes one of these forms:
 
-- `create_booking was called 2 times: flight.id = "KQ999" (call 2 of 4), flight.id is absent (call 4 of 4)`:
-  each call of the tool, with the value (as JSON) at every clause path that failed.
-- `create_booking was never called; the calls were: search_flights, check_visa`, or
-  `... the model asked for no tools`.
-- `create_booking was called, but only before the previous assert_tool_call matched (call 1 of 3)`:
-  the order is wrong (see below).
-- `create_booking was called once, but its arguments are not JSON: "flight=KQ311"`: arguments
-  that are not JSON never satisfy a clause, and are quoted whole.
+<<tails>>
+
+- Each call of the tool, with the value (as JSON) at every clause path that failed, or
+  `is absent`; "once" leaves out the call's position.
+- A tool the model never asked for: the calls it did ask for, or that it asked for none.
+- A match that exists only before the call the previous `assert_tool_call` took: the order is
+  wrong (see below).
+- Arguments that are not JSON never satisfy a clause, and are quoted whole (cut at 200
+  characters).
 
 ## Order: a subsequence, or `strict: true`
 
@@ -72,7 +80,7 @@ still judged from where the last match left off.
 A flow with `strict: true` at its top level also fails when the model asked for any call that
 no `assert_tool_call` step took, naming each:
 
-    strict: calls not listed by any assert_tool_call: check_visa (call 2 of 3)
+<<strict>>
 
 ## assert_no_tool_call
 
@@ -82,7 +90,7 @@ Fails if ANY call of `<tool>` (meeting every clause, when there are clauses) app
 the trajectory, whatever its position. This is the guard path: record a turn where the model
 is pushed toward the dangerous call, and assert it never happened.
 
-    step 2 (guard.yaml:9): assert_no_tool_call transfer_funds — the model asked for transfer_funds (call 1 of 2) with {"amount": 5000, "to": "acct-9"}
+<<forbid>>
 
 Read precisely, it proves that the MODEL never asked for the tool: either because it was not
 given the chance (the request left the tool out, which is enforcement in code) or because it
@@ -101,8 +109,7 @@ is about (case-sensitive). `reply is` is an alias with the same substring meanin
 equality. The reply is read at the model boundary, never from the agent's stdout. A trajectory
 whose last turn is a tool call has no reply, and the step fails saying so:
 
-    step 5 (booking.yaml:17): assert reply contains booked — the trajectory has no reply: the last turn ended on a tool call
-    step 5 (booking.yaml:17): assert reply contains booked — the reply was "Sorry, no flights are available."
+<<reply>>
 
 The text runs to the end of the line and may contain the word "and".
 
@@ -120,8 +127,9 @@ _VALUES = """\
 
 - A value runs unquoted to the end of its clause: `where note equals window seat, please`
   compares with `window seat, please`. Quotes are part of the value.
-- Clauses are split on the word `and`, so a value cannot contain the word "and". Assert on a
-  part of it with `contains`, or on its shape with `matches`.
+- Clauses are split on the word `and` (lower case, standing alone: `Sandton` and `AND` are
+  safe), so a value cannot contain the word "and". Assert on a part of it with `contains`, or
+  on its shape with `matches`.
 - `is absent` and `is missing` are read as matchers, never as `is` with the value "absent":
   to compare with that word, write `equals absent`.
 - `${VAR}` in a value (or a reply text) is resolved when the flow runs, like everywhere else in
@@ -157,7 +165,108 @@ tools:
 
 def render_steps_reference() -> str:
     """The whole of docs/steps.md."""
-    return "\n".join([_HEADER, _TOOL_CALL, _render_matchers(), _VALUES, _RESULTS])
+    page = "\n".join([_HEADER, _TOOL_CALL, _render_matchers(), _VALUES, _RESULTS])
+    for name, text in _render_examples().items():
+        page = page.replace(f"<<{name}>>", text)
+    return page
+
+
+def render_matchers_help() -> str:
+    """The plain-text matcher listing `flowproof help-matchers` prints, from the registry."""
+    lines = ["Matchers for `where <path> <matcher> [<value>]` clauses:"]
+    for matcher in registry():
+        usage = matcher.name + (" <value>" if matcher.takes_value else "")
+        if matcher.aliases:
+            usage += f"   (also: {', '.join(matcher.aliases)})"
+        lines += ["", f"  {usage}", f"      {matcher.help}", f"      e.g. {matcher.example}"]
+    return "\n".join(lines) + "\n"
+
+
+def _render_examples() -> dict[str, str]:
+    """Failure messages for the page, from the evaluator itself, so they cannot drift."""
+    booking = "assert_tool_call: create_booking where flight.id equals KQ311"
+    kq999 = _call("create_booking", {"flight": {"id": "KQ999"}})
+    search, visa = _call("search_flights", {}), _call("check_visa", {})
+    raw = ToolCall("create_booking", "flight=KQ311", "flight=KQ311", 0)
+    tails = [
+        *_failures([booking], [search, kq999, visa, _call("create_booking", {"flight": {}})]),
+        *_failures(["assert_tool_call: create_booking"], [search, visa]),
+        *_failures(
+            ["assert_tool_call: search_flights", "assert_tool_call: create_booking"],
+            [kq999, search, visa],
+        ),
+        *_failures([booking], [raw]),
+    ]
+    transfer = _call("transfer_funds", {"amount": 5000, "to": "acct-9"})
+    return {
+        "once": _block(_failures([booking], [search, visa, kq999], number=3, line=14)),
+        "tails": _block(tail.split(" — ", 1)[1] for tail in tails),
+        "strict": _block(
+            _failures(
+                ["assert_tool_call: search_flights", "assert_tool_call: create_booking"],
+                [search, visa, kq999],
+                strict=True,
+            )
+        ),
+        "forbid": _block(
+            _failures(
+                ["assert_no_tool_call: transfer_funds"],
+                [transfer, _call("check_balance", {})],
+                file="guard.yaml",
+                number=2,
+                line=9,
+            )
+        ),
+        "reply": _block(
+            [
+                *_failures(
+                    ["assert: reply contains booked"],
+                    [search],
+                    number=5,
+                    line=17,
+                    reply=None,
+                    reason="the last turn ended on a tool call",
+                ),
+                *_failures(
+                    ["assert: reply contains booked"],
+                    [],
+                    number=5,
+                    line=17,
+                    reply="Sorry, no flights are available.",
+                ),
+            ]
+        ),
+    }
+
+
+def _failures(
+    lines: list[str],
+    calls: list[ToolCall],
+    *,
+    strict: bool = False,
+    file: str = "booking.yaml",
+    number: int = 1,
+    line: int = 11,
+    reply: str | None = "Booked.",
+    reason: str = "",
+) -> list[str]:
+    """The failure messages of spec lines (`kind: text`) numbered from `number` at `line`."""
+    steps = []
+    for offset, spec_line in enumerate(lines):
+        kind, _, text = spec_line.partition(": ")
+        steps.append((StepRef(number + offset, file, line + offset), parse_step(kind, text)))
+    trajectory = Trajectory(tuple(calls), reply, reason)
+    verdicts = evaluate(steps, trajectory, strict=strict, resolve=str)
+    return [verdict.message for verdict in verdicts if not verdict.passed]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
+    return ToolCall(name, arguments, json.dumps(arguments), 0)
+
+
+def _block(lines: Iterable[str]) -> str:
+    """Lines as an indented Markdown code block."""
+    return "\n".join("    " + line for line in lines)
 
 
 def _render_matchers() -> str:

@@ -127,16 +127,16 @@ def _holds(call: ToolCall, resolved: _Resolved) -> bool:
     return all(c.matcher.check(lookup(call.arguments, c.path), v) for c, v in resolved)
 
 
-def _first_match(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], start: int) -> int | None:
+def _first_match(
+    tool: str, resolved: _Resolved, calls: Sequence[ToolCall], start: int
+) -> int | None:
     for index in range(start, len(calls)):
         if calls[index].name == tool and _holds(calls[index], resolved):
             return index
     return None
 
 
-def _explain_missing(
-    tool: str, resolved: _Resolved, calls: Sequence[ToolCall], cursor: int
-) -> str:
+def _explain_missing(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], cursor: int) -> str:
     named = [i for i, call in enumerate(calls) if call.name == tool]
     if not named:
         if not calls:
@@ -195,7 +195,9 @@ def _check_forbidden(
     return f"the model asked for {assertion.tool} {len(offending)} times: {each}"
 
 
-def _check_reply(assertion: ReplyAssertion, trajectory: Trajectory, resolve: Resolver) -> str | None:
+def _check_reply(
+    assertion: ReplyAssertion, trajectory: Trajectory, resolve: Resolver
+) -> str | None:
     text = resolve(assertion.text)
     if trajectory.reply is None:
         reason = trajectory.reply_absent_reason

@@ -103,9 +103,7 @@ def parse_step(kind: str, text: str) -> Assertion:
         return _parse_reply(text)
     if kind in ("assert_tool_call", "assert_no_tool_call"):
         return _parse_tool_call(kind, text)
-    raise GrammarError(
-        f"unknown assertion step '{kind}'; expected one of: {', '.join(STEP_KINDS)}"
-    )
+    raise GrammarError(f"unknown assertion step '{kind}'; expected one of: {', '.join(STEP_KINDS)}")
 
 
 def _parse_reply(text: str) -> ReplyAssertion:

@@ -33,8 +33,7 @@ def _register(cls: type[Matcher]) -> None:
         other = _REGISTRY.get(spelling)
         if other is not None:
             raise TypeError(
-                f"matcher '{spelling}' is declared by both {other.__name__} "
-                f"and {cls.__name__}"
+                f"matcher '{spelling}' is declared by both {other.__name__} and {cls.__name__}"
             )
     for spelling in cls.spellings():
         _REGISTRY[spelling] = cls
@@ -213,9 +212,7 @@ def matcher_spellings() -> list[str]:
 
 def matcher_names_help() -> str:
     """`equals (is), contains, matches, exists, is absent (is missing)`."""
-    return ", ".join(
-        f"{m.name} ({', '.join(m.aliases)})" if m.aliases else m.name for m in _ORDER
-    )
+    return ", ".join(f"{m.name} ({', '.join(m.aliases)})" if m.aliases else m.name for m in _ORDER)
 
 
 def json_text(value: Any) -> str:
@@ -253,4 +250,3 @@ def compile_regex(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except re.error as error:
         raise MatcherError(f"matches: invalid regex '{pattern}': {error}") from None
-

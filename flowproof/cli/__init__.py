@@ -9,7 +9,9 @@ from flowproof import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="flowproof", message="%(prog)s %(version)s")
+@click.version_option(
+    __version__, "--version", prog_name="flowproof", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """Deterministic tests for AI agents: record the model traffic once, replay it in CI."""
 

@@ -73,8 +73,13 @@ def find_specs(paths: Iterable[str]) -> list[Path]:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*")
-                                if p.suffix in (".yaml", ".yml") and p.name != SUITE_FILE and p.is_file()))
+            found.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.suffix in (".yaml", ".yml") and p.name != SUITE_FILE and p.is_file()
+                )
+            )
         else:
             raise FlowproofError(f"{raw}: no such file or directory")
     if not found:

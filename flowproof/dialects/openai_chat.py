@@ -37,7 +37,8 @@ class OpenAIChat(Dialect):
         body = request if isinstance(request, dict) else {}
         tools = tuple(
             str((tool.get("function") or {}).get("name", tool.get("type", "?")))
-            for tool in body.get("tools") or [] if isinstance(tool, dict)
+            for tool in body.get("tools") or []
+            if isinstance(tool, dict)
         )
         roles = tuple(str(message.get("role")) for message in _messages(request))
         return Envelope(model=body.get("model"), tools=tools, roles=roles)
@@ -86,16 +87,39 @@ class OpenAIChat(Dialect):
             def delta(d: dict[str, Any], finish: Any = None, index: int = index) -> dict[str, Any]:
                 return {"index": index, "delta": d, "logprobs": None, "finish_reason": finish}
 
-            frames.append(chunk([delta({"role": "assistant", "content": ""})]))
+            # Like the real API: "" opens a text answer, null opens a tool-call answer, so a
+            # client that assembles the stream rebuilds exactly the recorded message.
+            opening = "" if isinstance(message.get("content"), str) else None
+            frames.append(chunk([delta({"role": "assistant", "content": opening})]))
             if message.get("content"):
                 frames.append(chunk([delta({"content": message["content"]})]))
             for position, call in enumerate(message.get("tool_calls") or []):
                 function = call.get("function") or {}
-                head = {"index": position, "id": call.get("id"), "type": call.get("type", "function"),
-                        "function": {"name": function.get("name"), "arguments": ""}}
+                head = {
+                    "index": position,
+                    "id": call.get("id"),
+                    "type": call.get("type", "function"),
+                    "function": {"name": function.get("name"), "arguments": ""},
+                }
                 frames.append(chunk([delta({"tool_calls": [head]})]))
-                frames.append(chunk([delta({"tool_calls": [
-                    {"index": position, "function": {"arguments": function.get("arguments", "")}}]})]))
+                frames.append(
+                    chunk(
+                        [
+                            delta(
+                                {
+                                    "tool_calls": [
+                                        {
+                                            "index": position,
+                                            "function": {
+                                                "arguments": function.get("arguments", "")
+                                            },
+                                        }
+                                    ]
+                                }
+                            )
+                        ]
+                    )
+                )
             frames.append(chunk([delta({}, choice.get("finish_reason"))]))
         if include_usage:
             frames.append(chunk([], usage=response.get("usage")))

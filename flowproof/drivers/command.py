@@ -36,16 +36,26 @@ class AgentOutcome:
     seconds: float
 
 
-async def run_command(command: str, env: Mapping[str, str], timeout: float,
-                      stop: asyncio.Event) -> AgentOutcome:
+async def run_command(
+    command: str, env: Mapping[str, str], timeout: float, stop: asyncio.Event
+) -> AgentOutcome:
     started = time.monotonic()
     process = await asyncio.create_subprocess_exec(
-        "/bin/sh", "-c", command, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        "/bin/sh",
+        "-c",
+        command,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
     stdout: deque[str] = deque(maxlen=TAIL_LINES)
     stderr: deque[str] = deque(maxlen=TAIL_LINES)
-    readers = [create_task(_drain(process.stdout, stdout), name="agent-stdout"),
-               create_task(_drain(process.stderr, stderr), name="agent-stderr")]
+    readers = [
+        create_task(_drain(process.stdout, stdout), name="agent-stdout"),
+        create_task(_drain(process.stderr, stderr), name="agent-stderr"),
+    ]
     exited = create_task(process.wait(), name="agent-wait")
     stopped = create_task(stop.wait(), name="agent-stop")
     await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -61,8 +71,14 @@ async def run_command(command: str, env: Mapping[str, str], timeout: float,
     for reader in readers:
         reader.cancel()
     code = None if (timed_out or stopped_early) else process.returncode
-    return AgentOutcome(code, timed_out, stopped_early, "\n".join(stdout), "\n".join(stderr),
-                        time.monotonic() - started)
+    return AgentOutcome(
+        code,
+        timed_out,
+        stopped_early,
+        "\n".join(stdout),
+        "\n".join(stderr),
+        time.monotonic() - started,
+    )
 
 
 async def _drain(stream: asyncio.StreamReader | None, tail: deque[str]) -> None:

@@ -22,8 +22,9 @@ def proxy_handles(port: int) -> dict[str, str]:
     return {"proxy_url": f"{base}/v1", "proxy_url_no_v1": base}
 
 
-def agent_environment(environ: Mapping[str, str], handles: Mapping[str, str], prompt: str,
-                      spec_env: Mapping[str, str]) -> dict[str, str]:
+def agent_environment(
+    environ: Mapping[str, str], handles: Mapping[str, str], prompt: str, spec_env: Mapping[str, str]
+) -> dict[str, str]:
     env = {name: value for name, value in environ.items() if name not in WITHHELD}
     env.update({name: handles["proxy_url"] for name in WITH_V1})
     env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})

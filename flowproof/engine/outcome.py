@@ -13,7 +13,7 @@ from flowproof.drivers.command import AgentOutcome
 from flowproof.matching.divergence import Divergence
 
 
-class Mode(str, enum.Enum):
+class Mode(enum.StrEnum):
     RECORD = "record"
     REPLAY = "replay"
 

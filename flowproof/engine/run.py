@@ -19,6 +19,7 @@ from flowproof.dialects import dialect_named
 from flowproof.dialects.base import ToolMock
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import WITH_V1, WITHOUT_V1, agent_environment, proxy_handles
+from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
@@ -30,19 +31,22 @@ from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
-from flowproof.engine import warnings as boundary_warnings
 
 
-async def run_flow(loaded: LoadedSpec, mode: Mode,
-                   environ: Mapping[str, str] | None = None) -> FlowOutcome:
+async def run_flow(
+    loaded: LoadedSpec, mode: Mode, environ: Mapping[str, str] | None = None
+) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
     trace_path = trace_path_for(loaded.path)
     trace = None
     if mode is Mode.REPLAY:
         if not trace_path.exists():
-            return _failed(loaded, mode, f"no trace at {trace_path}; run "
-                                         f"`flowproof record {loaded.path}` first")
+            return _failed(
+                loaded,
+                mode,
+                f"no trace at {trace_path}; run `flowproof record {loaded.path}` first",
+            )
         trace = _load_checked(trace_path)
     mocks = {tool.name: _mock(tool.result, tool.results) for tool in spec.tools if tool.is_mocked}
     # Resolve every ${VAR} before anything starts: an unset variable is a ConfigError (exit 2).
@@ -50,8 +54,11 @@ async def run_flow(loaded: LoadedSpec, mode: Mode,
 
     traffic = Traffic()
     upstream = Upstream.from_environ(environ)
-    backend = (ReplayBackend(trace, mocks, traffic) if trace is not None
-               else ForwardBackend(upstream, mocks, traffic))
+    backend = (
+        ReplayBackend(trace, mocks, traffic)
+        if trace is not None
+        else ForwardBackend(upstream, mocks, traffic)
+    )
     runner, port = await serve(make_app(backend, traffic))
     try:
         handles = proxy_handles(port)
@@ -70,8 +77,14 @@ async def run_flow(loaded: LoadedSpec, mode: Mode,
     if not reasons:
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
-        verdicts = tuple(evaluate([(s.ref, s.assertion) for s in loaded.assertions], trajectory,
-                                  strict=spec.strict, resolve=lambda text: resolve(text, environ)))
+        verdicts = tuple(
+            evaluate(
+                [(s.ref, s.assertion) for s in loaded.assertions],
+                trajectory,
+                strict=spec.strict,
+                resolve=lambda text: resolve(text, environ),
+            )
+        )
         reasons = [v.message for v in verdicts if not v.passed]
     written = None
     if mode is Mode.RECORD and not reasons:
@@ -79,42 +92,62 @@ async def run_flow(loaded: LoadedSpec, mode: Mode,
         write_trace(trace_path, Trace(tuple(traffic.turns), __version__), secrets=secrets)
         written = trace_path
     return FlowOutcome(
-        spec_path=loaded.path, name=spec.name, mode=mode, reasons=tuple(reasons),
-        verdicts=verdicts, served=len(traffic.turns), recorded=recorded, trajectory=trajectory,
-        divergence=traffic.divergence, agent=agent, trace_written=written,
-        warnings=tuple(boundary_warnings.uncovered_tools(loaded)))
+        spec_path=loaded.path,
+        name=spec.name,
+        mode=mode,
+        reasons=tuple(reasons),
+        verdicts=verdicts,
+        served=len(traffic.turns),
+        recorded=recorded,
+        trajectory=trajectory,
+        divergence=traffic.divergence,
+        agent=agent,
+        trace_written=written,
+        warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
+    )
 
 
-def _boundary_reasons(mode: Mode, traffic: Traffic, agent: AgentOutcome, recorded: int,
-                      timeout: float) -> list[str]:
+def _boundary_reasons(
+    mode: Mode, traffic: Traffic, agent: AgentOutcome, recorded: int, timeout: float
+) -> list[str]:
     """Failures seen at the model boundary or in the process, most fundamental first."""
     reasons: list[str] = []
     if traffic.divergence is not None:
         reasons.append(traffic.divergence.render())
     reasons.extend(traffic.failures)
     if agent.timed_out:
-        reasons.append(f"the agent was still running after its timeout of {timeout:g}s; "
-                       f"flowproof stopped it and every process it started")
+        reasons.append(
+            f"the agent was still running after its timeout of {timeout:g}s; "
+            f"flowproof stopped it and every process it started"
+        )
     if not traffic.requests:
         reasons.append(_no_requests(agent))
     elif agent.exit_code not in (0, None) and not reasons:
-        reasons.append(f"the agent exited with code {agent.exit_code}"
-                       + _tail("its stderr ended with", agent.stderr_tail))
+        reasons.append(
+            f"the agent exited with code {agent.exit_code}"
+            + _tail("its stderr ended with", agent.stderr_tail)
+        )
     if mode is Mode.REPLAY and not reasons and len(traffic.turns) < recorded:
-        reasons.append(f"served {len(traffic.turns)} of {recorded} recorded turns: the agent "
-                       f"finished without asking for the rest")
+        reasons.append(
+            f"served {len(traffic.turns)} of {recorded} recorded turns: the agent "
+            f"finished without asking for the rest"
+        )
     return reasons
 
 
 def _no_requests(agent: AgentOutcome) -> str:
     if agent.exit_code not in (0, None):
-        return (f"the agent exited with code {agent.exit_code} before making any model request"
-                + _tail("its stderr ended with", agent.stderr_tail))
+        return (
+            f"the agent exited with code {agent.exit_code} before making any model request"
+            + _tail("its stderr ended with", agent.stderr_tail)
+        )
     variables = ", ".join((*WITH_V1, *WITHOUT_V1))
-    return ("the agent made no model requests to flowproof's proxy, so nothing was recorded or "
-            "served. Its model client most likely does not read the base URL flowproof injects "
-            f"({variables}); point it at ${{flowproof.proxy_url}} (includes /v1) or "
-            "${flowproof.proxy_url_no_v1} in agent.env")
+    return (
+        "the agent made no model requests to flowproof's proxy, so nothing was recorded or "
+        "served. Its model client most likely does not read the base URL flowproof injects "
+        f"({variables}); point it at ${{flowproof.proxy_url}} (includes /v1) or "
+        "${flowproof.proxy_url_no_v1} in agent.env"
+    )
 
 
 def _tail(label: str, text: str) -> str:

@@ -30,8 +30,11 @@ def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
     reply = _dialect(last).reply_text(last.response)
     if reply is None:
         names = ", ".join(name for name, _ in _dialect(last).tool_calls(last.response))
-        return Trajectory(tuple(calls), None,
-                          f"its last turn (turn {number}) is a tool call ({names}), not a reply")
+        return Trajectory(
+            tuple(calls),
+            None,
+            f"its last turn (turn {number}) is a tool call ({names}), not a reply",
+        )
     return Trajectory(tuple(calls), reply)
 
 

@@ -35,8 +35,10 @@ class Divergence:
     def headline(self) -> str:
         if self.recorded_turn is None:
             return f"request {self.request_number} is an extra model call: {self.detail}"
-        return (f"request {self.request_number} matches no recorded turn "
-                f"(compared with recorded turn {self.recorded_turn})")
+        return (
+            f"request {self.request_number} matches no recorded turn "
+            f"(compared with recorded turn {self.recorded_turn})"
+        )
 
     def render(self) -> str:
         lines = [self.headline, *self.envelope]
@@ -46,15 +48,23 @@ class Divergence:
 
 
 def extra_call(request_number: int, recorded_count: int) -> Divergence:
-    return Divergence(request_number, None, (),
-                      f"all {recorded_count} recorded turns were already served")
+    return Divergence(
+        request_number, None, (), f"all {recorded_count} recorded turns were already served"
+    )
 
 
-def explain(request_number: int, recorded_turn: int, recorded_dialect: str, recorded: Any,
-            replayed_dialect: Dialect, replayed: Any) -> Divergence:
+def explain(
+    request_number: int,
+    recorded_turn: int,
+    recorded_dialect: str,
+    recorded: Any,
+    replayed_dialect: Dialect,
+    replayed: Any,
+) -> Divergence:
     if recorded_dialect != replayed_dialect.name:
         envelope: tuple[str, ...] = (
-            f"dialect: recorded {recorded_dialect}, replayed {replayed_dialect.name}",)
+            f"dialect: recorded {recorded_dialect}, replayed {replayed_dialect.name}",
+        )
     else:
         envelope = tuple(_envelope_lines(replayed_dialect, recorded, replayed))
     found = first_difference(without_transport(recorded), without_transport(replayed))
@@ -74,8 +84,10 @@ def _envelope_lines(dialect: Dialect, recorded: Any, replayed: Any) -> list[str]
         parts += [f"removed {', '.join(removed)}"] if removed else []
         lines.append(f"tools: {'; '.join(parts) or 'same names, different order'}")
     if a.roles != b.roles:
-        lines.append(f"messages: recorded {len(a.roles)} ({' '.join(a.roles)}), "
-                     f"replayed {len(b.roles)} ({' '.join(b.roles)})")
+        lines.append(
+            f"messages: recorded {len(a.roles)} ({' '.join(a.roles)}), "
+            f"replayed {len(b.roles)} ({' '.join(b.roles)})"
+        )
     return lines
 
 
@@ -83,13 +95,16 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
     """`path: recorded X, replayed Y` for the first place two JSON values differ, else None."""
     if isinstance(recorded, dict) and isinstance(replayed, dict):
         for key in [*recorded, *(k for k in replayed if k not in recorded)]:
-            found = first_difference(recorded.get(key, _MISSING), replayed.get(key, _MISSING),
-                                     _join(path, key))
+            found = first_difference(
+                recorded.get(key, _MISSING), replayed.get(key, _MISSING), _join(path, key)
+            )
             if found:
                 return found
         if list(recorded) != list(replayed):
-            return f"{path or '(body)'}: same keys in a different order: recorded " \
-                   f"{list(recorded)}, replayed {list(replayed)}"
+            return (
+                f"{path or '(body)'}: same keys in a different order: recorded "
+                f"{list(recorded)}, replayed {list(replayed)}"
+            )
         return None
     if isinstance(recorded, list) and isinstance(replayed, list):
         for index in range(max(len(recorded), len(replayed))):
@@ -105,6 +120,8 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
         inner = _json_inside(recorded, replayed)
         if inner is not None:
             return f"{path}: {inner}"
+        if max(len(recorded), len(replayed)) > _SHOWN:
+            return f"{path}: {_text_window(recorded, replayed)}"
     return f"{path}: recorded {_show(recorded)}, replayed {_show(replayed)}"
 
 
@@ -118,7 +135,10 @@ def _json_inside(recorded: str, replayed: str) -> str | None:
         return None
     found = _dotted(first_difference(a, b))
     # Equal parsed values with different bytes (spacing, key order) still diverge: say so.
-    return found or f"same JSON, different bytes: recorded {_show(recorded)}, replayed {_show(replayed)}"
+    return (
+        found
+        or f"same JSON, different bytes: recorded {_show(recorded)}, replayed {_show(replayed)}"
+    )
 
 
 def _dotted(found: str | None) -> str | None:
@@ -127,6 +147,28 @@ def _dotted(found: str | None) -> str | None:
         return None
     path, _, rest = found.partition(": ")
     return f"{path.replace('[', '.').replace(']', '').lstrip('.') or '(arguments)'}: {rest}"
+
+
+def _text_window(recorded: str, replayed: str) -> str:
+    """Two long texts (an edited prompt) shown around where they first differ."""
+    start = next(
+        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
+        min(len(recorded), len(replayed)),
+    )
+    lo = max(0, start - 40)
+
+    def window(text: str) -> str:
+        part = text[lo : lo + _SHOWN // 2]
+        return (
+            ("…" if lo else "")
+            + json.dumps(part, ensure_ascii=False)
+            + ("…" if lo + _SHOWN // 2 < len(text) else "")
+        )
+
+    return (
+        f"texts differ from character {start}: recorded {window(recorded)}, "
+        f"replayed {window(replayed)}"
+    )
 
 
 def _join(path: str, key: str) -> str:

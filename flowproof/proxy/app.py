@@ -31,8 +31,10 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
         traffic.requests.append((request.path, dialect.name if dialect else "?"))
         if dialect is None:
             markers = ", ".join(d.path_marker for d in DialectBase._registry.values())
-            return _error(404, f"flowproof: no model API at {request.path}; paths containing "
-                               f"{markers} are served")
+            return _error(
+                404,
+                f"flowproof: no model API at {request.path}; paths containing {markers} are served",
+            )
         if request.method != "POST":
             return _error(405, f"flowproof: {request.method} is not a model call; use POST")
         raw = await request.read()
@@ -65,8 +67,9 @@ async def serve(app: web.Application, port: int = 0) -> tuple[web.AppRunner, int
 
 
 async def _stream(request: web.Request, frames: Any) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-cache"})
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     await response.prepare(request)
     for frame in frames:
         await response.write(frame)
@@ -75,12 +78,16 @@ async def _stream(request: web.Request, frames: Any) -> web.StreamResponse:
 
 
 def _json(answer: Answer) -> web.Response:
-    body = answer.body if isinstance(answer.body, str) else json.dumps(answer.body, ensure_ascii=False)
-    return web.Response(status=answer.status, text=body, content_type="application/json",
-                        headers=answer.headers)
+    body = (
+        answer.body if isinstance(answer.body, str) else json.dumps(answer.body, ensure_ascii=False)
+    )
+    return web.Response(
+        status=answer.status, text=body, content_type="application/json", headers=answer.headers
+    )
 
 
 def _error(status: int, message: str) -> web.Response:
     body = {"error": {"message": message, "type": "flowproof_error"}}
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json",
-                        headers=NO_RETRY)
+    return web.Response(
+        status=status, text=json.dumps(body), content_type="application/json", headers=NO_RETRY
+    )

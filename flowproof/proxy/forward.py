@@ -73,16 +73,23 @@ class ForwardBackend:
             status, text = await self._post(url, request)
         except aiohttp.ClientError as exc:
             self.traffic.fail(f"record could not reach the upstream {url}: {exc}")
-            return Answer(502, dialect.error_body(f"flowproof: upstream unreachable: {exc}",
-                                                  "flowproof_upstream_error"), dict(NO_RETRY))
+            return Answer(
+                502,
+                dialect.error_body(
+                    f"flowproof: upstream unreachable: {exc}", "flowproof_upstream_error"
+                ),
+                dict(NO_RETRY),
+            )
         if not 200 <= status < 300:
             self.traffic.fail(f"the upstream {url} answered {status}: {self._scrub(text)}")
             return Answer(status, _json_or_text(self._scrub(text)), dict(NO_RETRY))
         try:
             response = json.loads(text)
         except ValueError:
-            self.traffic.fail(f"the upstream {url} answered {status} with a body that is not JSON: "
-                              f"{self._scrub(text)}")
+            self.traffic.fail(
+                f"the upstream {url} answered {status} with a body that is not JSON: "
+                f"{self._scrub(text)}"
+            )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
         self.traffic.turns.append(Turn(dialect.name, request, response))
         return Answer(200, response)
@@ -91,11 +98,15 @@ class ForwardBackend:
         if self._session is None:
             # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
             self._session = aiohttp.ClientSession(trust_env=False)
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   **self.upstream.authorization()}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            **self.upstream.authorization(),
+        }
         body = json.dumps(request, ensure_ascii=False).encode()
-        async with self._session.post(url, data=body, headers=headers,
-                                      allow_redirects=False) as reply:
+        async with self._session.post(
+            url, data=body, headers=headers, allow_redirects=False
+        ) as reply:
             return reply.status, await reply.text(errors="replace")
 
     def _scrub(self, text: str) -> str:

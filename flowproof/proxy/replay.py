@@ -24,7 +24,9 @@ class ReplayBackend:
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.
-            return _refuse(dialect, "flowproof: this replay has already failed; see the flowproof report")
+            return _refuse(
+                dialect, "flowproof: this replay has already failed; see the flowproof report"
+            )
         try:
             request = dialect.substitute_tool_results(request, self.mocks)
         except ToolResultsExhausted as exc:

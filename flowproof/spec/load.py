@@ -55,8 +55,12 @@ def load_spec(path: Path) -> LoadedSpec:
         raise _spec_error(path, exc, lines) from None
     prompts, assertions = _parse_steps(path, spec.steps, lines)
     if not prompts:
-        raise SpecError(path, lines.get(("steps",)), "the flow has no prompt step",
-                        "add `- prompt: <the task for the agent>` to steps")
+        raise SpecError(
+            path,
+            lines.get(("steps",)),
+            "the flow has no prompt step",
+            "add `- prompt: <the task for the agent>` to steps",
+        )
     _check_tool_names(path, spec, assertions)
     return LoadedSpec(path, spec, tuple(prompts), tuple(assertions))
 
@@ -78,8 +82,12 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
         problem = getattr(exc, "problem", None) or str(exc)
         raise SpecError(path, line, f"not valid YAML: {problem}") from None
     if not isinstance(data, dict):
-        raise SpecError(path, 1, "a spec must be a mapping",
-                        "start with `name:`, `app: agent`, `agent:` and `steps:`")
+        raise SpecError(
+            path,
+            1,
+            "a spec must be a mapping",
+            "start with `name:`, `app: agent`, `agent:` and `steps:`",
+        )
     lines: dict[Location, int] = {}
     _index_lines(path, root, (), lines)
     return data, lines
@@ -94,8 +102,9 @@ def _index_lines(path: Path, node: yaml.Node, loc: Location, lines: dict[Locatio
         for key_node, value_node in node.value:
             key = key_node.value
             if key in seen:
-                raise SpecError(path, key_node.start_mark.line + 1, f"duplicate key '{key}'",
-                                "keep one of them")
+                raise SpecError(
+                    path, key_node.start_mark.line + 1, f"duplicate key '{key}'", "keep one of them"
+                )
             seen.add(key)
             _index_lines(path, value_node, (*loc, key), lines)
             lines[(*loc, key)] = key_node.start_mark.line + 1
@@ -113,7 +122,9 @@ def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:
 
 
 def _spec_error(path: Path, exc: ValidationError, lines: dict[Location, int]) -> SpecError:
-    error = exc.errors()[0]
+    # A misspelled key also makes the real key "missing": report the misspelling, which is
+    # the cause and carries the did-you-mean.
+    error = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
     loc: Location = tuple(part for part in error["loc"] if not str(part).startswith("function-"))
     where = _format_loc(loc[:-1]) if loc[:-1] else "the spec"
     kind = error["type"]
@@ -125,8 +136,12 @@ def _spec_error(path: Path, exc: ValidationError, lines: dict[Location, int]) ->
         return SpecError(path, _line_for(loc, lines), f"unknown key '{key}' in {where}", hint)
     if kind == "missing":
         key = str(loc[-1])
-        return SpecError(path, _line_for(loc[:-1], lines), f"missing required key '{key}' in {where}",
-                         _MISSING_HINTS.get(key, f"add `{key}:`"))
+        return SpecError(
+            path,
+            _line_for(loc[:-1], lines),
+            f"missing required key '{key}' in {where}",
+            _MISSING_HINTS.get(key, f"add `{key}:`"),
+        )
     return SpecError(path, _line_for(loc, lines), f"{_format_loc(loc)}: {_describe(error)}")
 
 
@@ -158,7 +173,10 @@ def _valid_keys(loc: Location) -> list[str]:
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+        if (
+            not (isinstance(model, type) and issubclass(model, BaseModel))
+            or part not in model.model_fields
+        ):
             return []
         model = _model_in(model.model_fields[part].annotation)
     if isinstance(model, type) and issubclass(model, BaseModel):
@@ -176,8 +194,9 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
-def _parse_steps(path: Path, steps: list[Any], lines: dict[Location, int]
-                 ) -> tuple[list[str], list[AssertionStep]]:
+def _parse_steps(
+    path: Path, steps: list[Any], lines: dict[Location, int]
+) -> tuple[list[str], list[AssertionStep]]:
     prompts: list[str] = []
     assertions: list[AssertionStep] = []
     for index, step in enumerate(steps):
@@ -197,8 +216,12 @@ def _parse_steps(path: Path, steps: list[Any], lines: dict[Location, int]
 
 def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, str]:
     if not isinstance(step, dict) or len(step) != 1:
-        raise SpecError(path, line, "a step must be a one-key mapping such as `- prompt: ...`",
-                        f"step kinds: {', '.join(STEP_KINDS)}")
+        raise SpecError(
+            path,
+            line,
+            "a step must be a one-key mapping such as `- prompt: ...`",
+            f"step kinds: {', '.join(STEP_KINDS)}",
+        )
     ((kind, text),) = step.items()
     if kind not in STEP_KINDS:
         close = difflib.get_close_matches(str(kind), STEP_KINDS, n=1)
@@ -220,6 +243,9 @@ def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) ->
             continue
         close = difflib.get_close_matches(tool, declared, n=1, cutoff=0.8)
         if close:
-            raise SpecError(path, step.ref.line or None,
-                            f"step {step.ref.number} names tool '{tool}', which no tools: entry declares",
-                            f"did you mean '{close[0]}'?")
+            raise SpecError(
+                path,
+                step.ref.line or None,
+                f"step {step.ref.number} names tool '{tool}', which no tools: entry declares",
+                f"did you mean '{close[0]}'?",
+            )

@@ -36,7 +36,9 @@ def decode(text: str, source: str) -> Trace:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceError(f"{source}: not a readable trace ({exc}); re-record it with `flowproof record`") from None
+        raise TraceError(
+            f"{source}: not a readable trace ({exc}); re-record it with `flowproof record`"
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("format_version"), int):
         raise TraceError(f"{source}: not a flowproof trace (no format_version)")
     document = migrate(document, source)
@@ -50,8 +52,10 @@ def decode(text: str, source: str) -> Trace:
 def migrate(document: dict[str, Any], source: str) -> dict[str, Any]:
     version = document["format_version"]
     if version > FORMAT_VERSION:
-        raise TraceError(f"{source}: this trace was written by a newer flowproof "
-                         f"(format {version}); upgrade flowproof")
+        raise TraceError(
+            f"{source}: this trace was written by a newer flowproof "
+            f"(format {version}); upgrade flowproof"
+        )
     while version < FORMAT_VERSION:
         document = _MIGRATIONS[version](document)
         version = document["format_version"]

@@ -13,17 +13,33 @@ import time
 from openai import OpenAI
 
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "search_flights", "description": "Find flights to a destination",
-        "parameters": {"type": "object", "properties": {
-            "destination": {"type": "string"}, "date": {"type": "string"}},
-            "required": ["destination"]}}},
-    {"type": "function", "function": {
-        "name": "create_booking", "description": "Book a flight for a passenger",
-        "parameters": {"type": "object", "properties": {
-            "flight": {"type": "object", "properties": {"id": {"type": "string"}}},
-            "passenger": {"type": "object", "properties": {"name": {"type": "string"}}}},
-            "required": ["flight"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "description": "Find flights to a destination",
+            "parameters": {
+                "type": "object",
+                "properties": {"destination": {"type": "string"}, "date": {"type": "string"}},
+                "required": ["destination"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_booking",
+            "description": "Book a flight for a passenger",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "flight": {"type": "object", "properties": {"id": {"type": "string"}}},
+                    "passenger": {"type": "object", "properties": {"name": {"type": "string"}}},
+                },
+                "required": ["flight"],
+            },
+        },
+    },
 ]
 SYSTEM = "You are a travel assistant. Use the tools to search and book flights."
 BUG = os.environ.get("AGENT_BUG", "")
@@ -45,8 +61,11 @@ def echo(call):
         parsed = json.loads(arguments)
         parsed["flight"]["id"] = "KQ999"
         arguments = json.dumps(parsed)
-    return {"id": call.id, "type": "function",
-            "function": {"name": call.function.name, "arguments": arguments}}
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.function.name, "arguments": arguments},
+    }
 
 
 def main():
@@ -61,20 +80,38 @@ def main():
         print("Hello! (answered without a model)")
         return
     client = OpenAI()
-    messages = [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]}]
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]},
+    ]
     model = os.environ.get("AGENT_MODEL", "gpt-4o-mini")
     while True:
-        reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
+        if os.environ.get("AGENT_STREAM"):
+            # The SDK's streaming helper assembles the chunks (tool-call deltas included).
+            with client.chat.completions.stream(
+                model=model, messages=messages, tools=TOOLS, stream_options={"include_usage": True}
+            ) as stream:
+                reply = stream.get_final_completion()
+        else:
+            reply = client.chat.completions.create(model=model, messages=messages, tools=TOOLS)
         message = reply.choices[0].message
         if not message.tool_calls:
             break
-        messages.append({"role": "assistant", "content": message.content,
-                         "tool_calls": [echo(call) for call in message.tool_calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": [echo(call) for call in message.tool_calls],
+            }
+        )
         for call in message.tool_calls:
-            handler = {"search_flights": search_flights, "create_booking": create_booking}[call.function.name]
+            handler = {"search_flights": search_flights, "create_booking": create_booking}[
+                call.function.name
+            ]
             result = handler(**json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+            )
             if BUG == "stop-after-first-tool":
                 print("stopping early")
                 return
@@ -83,6 +120,8 @@ def main():
         messages.append({"role": "user", "content": "Summarise that in one line."})
         client.chat.completions.create(model=model, messages=messages)
     print(message.content)
+    if os.environ.get("AGENT_ECHO_SETTING"):
+        print("setting:", os.environ.get("AGENT_SETTING"))
 
 
 if __name__ == "__main__":

@@ -22,28 +22,37 @@ BOOKING_SCRIPT = [
 ]
 
 
-def write_spec(directory: Path, *, agent_env: dict[str, str] | None = None, timeout: float | None = None,
-               extra_steps: str = "", name: str = "booking") -> Path:
-    env_block = "".join(f"\n    {k}: \"{v}\"" for k, v in (agent_env or {}).items())
+def write_spec(
+    directory: Path,
+    *,
+    agent_env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    extra_steps: str = "",
+    name: str = "booking",
+) -> Path:
+    env_block = "".join(f'\n    {k}: "{v}"' for k, v in (agent_env or {}).items())
     spec = textwrap.dedent(f"""\
         name: Booking assistant books a flight
         app: agent
         agent:
-          command: "{agent_command('openai_chat_agent.py')}"
-          env: {{}}{'' if not env_block else ''}
+          command: "{agent_command("openai_chat_agent.py")}"
+          env: {{}}{"" if not env_block else ""}
         """)
     if env_block:
         spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
     if timeout is not None:
         spec += f"  timeout: {timeout}\n"
-    spec += textwrap.dedent("""\
+    spec += (
+        textwrap.dedent("""\
         tools:
           - name: search_flights
             result: { flights: [ { id: KQ311, dest: NBO } ] }
           - name: create_booking
         steps:
           - prompt: Book me a flight to Nairobi tomorrow
-        """) + extra_steps
+        """)
+        + extra_steps
+    )
     path = directory / "specs" / f"{name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
@@ -51,8 +60,12 @@ def write_spec(directory: Path, *, agent_env: dict[str, str] | None = None, time
 
 
 def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str):
-    return flowproof("record", "specs", cwd=tmp_path,
-                     env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env})
+    return flowproof(
+        "record",
+        "specs",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env},
+    )
 
 
 @pytest.fixture
@@ -72,8 +85,11 @@ def test_record_then_replay_with_the_upstream_stopped(recorded: Path) -> None:
     assert trace["format_version"] == 1 and len(trace["turns"]) == 3
     # The mocked search result, not the agent's volatile one, is what the model was shown.
     tool_message = trace["turns"][1]["request"]["messages"][-1]
-    assert tool_message == {"role": "tool", "tool_call_id": "call_search_flights",
-                            "content": '{"flights": [{"id": "KQ311", "dest": "NBO"}]}'}
+    assert tool_message == {
+        "role": "tool",
+        "tool_call_id": "call_search_flights",
+        "content": '{"flights": [{"id": "KQ311", "dest": "NBO"}]}',
+    }
     result = flowproof("run", "specs", cwd=recorded)
     assert result.code == 0, result.output
     assert "PASS  Booking assistant books a flight" in result.stderr
@@ -81,7 +97,8 @@ def test_record_then_replay_with_the_upstream_stopped(recorded: Path) -> None:
 
 
 def test_record_forwards_the_key_in_authorization_and_never_stores_it(
-        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
     upstream.script = BOOKING_SCRIPT
     write_spec(tmp_path)
     assert record(tmp_path, upstream).code == 0
@@ -97,7 +114,14 @@ def test_replay_runs_with_no_network_at_all(recorded: Path) -> None:
     contacts nothing."""
     if shutil.which("unshare") is None or os.geteuid() != 0:
         pytest.skip("needs unshare and root to create a network namespace")
-    prefix = ("unshare", "-n", "sh", "-c", 'ip link set lo up 2>/dev/null || ifconfig lo up; exec "$@"', "sh")
+    prefix = (
+        "unshare",
+        "-n",
+        "sh",
+        "-c",
+        'ip link set lo up 2>/dev/null || ifconfig lo up; exec "$@"',
+        "sh",
+    )
     result = flowproof("run", "specs", cwd=recorded, prefix=prefix)
     assert result.code == 0, result.output
 
@@ -107,16 +131,20 @@ def test_changed_tool_argument_is_a_field_level_divergence(recorded: Path) -> No
     result = flowproof("run", "specs", cwd=recorded)
     assert result.code == 1, result.output
     assert "request 3 matches no recorded turn (compared with recorded turn 3)" in result.stderr
-    assert ('messages[4].tool_calls[0].function.arguments: flight.id: recorded "KQ311", '
-            'replayed "KQ999"') in result.stderr
+    assert (
+        'messages[4].tool_calls[0].function.arguments: flight.id: recorded "KQ311", '
+        'replayed "KQ999"'
+    ) in result.stderr
 
 
 def test_extra_model_call_is_a_divergence(recorded: Path) -> None:
     write_spec(recorded, agent_env={"AGENT_BUG": "extra-call"})
     result = flowproof("run", "specs", cwd=recorded)
     assert result.code == 1, result.output
-    assert ("request 4 is an extra model call: all 3 recorded turns were already served"
-            in result.stderr)
+    assert (
+        "request 4 is an extra model call: all 3 recorded turns were already served"
+        in result.stderr
+    )
 
 
 def test_missing_calls_leave_turns_unserved(recorded: Path) -> None:
@@ -135,7 +163,8 @@ def test_agent_that_crashes_is_reported_with_exit_code_and_stderr(recorded: Path
 
 
 def test_agent_that_never_contacts_the_proxy_fails_record_with_no_trace(
-        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
     write_spec(tmp_path, agent_env={"AGENT_BUG": "no-model"})
     result = record(tmp_path, upstream)
     assert result.code == 1, result.output
@@ -146,7 +175,8 @@ def test_agent_that_never_contacts_the_proxy_fails_record_with_no_trace(
 
 
 def test_agent_that_hangs_is_stopped_with_its_children(
-        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
     pidfile = tmp_path / "child.pid"
     write_spec(tmp_path, agent_env={"AGENT_BUG": "hang", "AGENT_PIDFILE": str(pidfile)}, timeout=2)
     started = time.monotonic()
@@ -159,7 +189,8 @@ def test_agent_that_hangs_is_stopped_with_its_children(
 
 
 def test_upstream_error_at_record_is_reported_and_writes_no_trace(
-        tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
     upstream.fail_status = 500
     write_spec(tmp_path)
     result = record(tmp_path, upstream)
@@ -174,8 +205,10 @@ def test_run_without_a_trace_fails_and_tells_the_user_to_record(tmp_path: Path) 
     write_spec(tmp_path)
     result = flowproof("run", "specs", cwd=tmp_path)
     assert result.code == 1
-    assert "no trace at specs/booking.trace.json; run `flowproof record specs/booking.yaml` first" \
+    assert (
+        "no trace at specs/booking.trace.json; run `flowproof record specs/booking.yaml` first"
         in result.stderr
+    )
 
 
 def _running(pid: int) -> bool:

@@ -17,10 +17,15 @@ from typing import Any
 from aiohttp import web
 
 
-def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
+def tool_call(
+    name: str, arguments: dict[str, Any] | str, call_id: str | None = None
+) -> dict[str, Any]:
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id or f"call_{name}", "type": "function",
-            "function": {"name": name, "arguments": raw}}
+    return {
+        "id": call_id or f"call_{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": raw},
+    }
 
 
 def calls(*tool_calls: dict[str, Any]) -> dict[str, Any]:
@@ -57,18 +62,27 @@ class ScriptedUpstream:
         body = await request.json()
         self.received.append(Received(request.path, dict(request.headers), body))
         if self.fail_status is not None:
-            return web.Response(status=self.fail_status, text=self.fail_body,
-                                content_type="application/json")
+            return web.Response(
+                status=self.fail_status, text=self.fail_body, content_type="application/json"
+            )
         index = len(self.received) - 1
         step = self.script[index] if index < len(self.script) else text("(script exhausted)")
         message = {"role": "assistant", "content": step.get("content"), "refusal": None}
         if step.get("tool_calls"):
             message["tool_calls"] = step["tool_calls"]
         reply = {
-            "id": f"chatcmpl-scripted-{next(self._ids)}", "object": "chat.completion",
-            "created": 1795976105, "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if step.get("tool_calls") else "stop"}],
+            "id": f"chatcmpl-scripted-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": 1795976105,
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if step.get("tool_calls") else "stop",
+                }
+            ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             "system_fingerprint": None,
         }

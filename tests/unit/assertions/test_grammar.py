@@ -136,7 +136,8 @@ def test_reply_is_is_kept_as_written() -> None:
         (
             "assert_tool_call",
             "where flight.id equals KQ311",
-            "could not read 'where flight.id equals KQ311': the tool name is missing before 'where'",
+            "could not read 'where flight.id equals KQ311':"
+            " the tool name is missing before 'where'",
         ),
         (
             "assert_tool_call",
@@ -164,7 +165,8 @@ def test_reply_is_is_kept_as_written() -> None:
         (
             "assert_tool_call",
             "t where a exists and and b exists",
-            "could not read 't where a exists and and b exists': empty clause before or after 'and'",
+            "could not read 't where a exists and and b exists':"
+            " empty clause before or after 'and'",
         ),
         (
             "assert_tool_call",

@@ -1,0 +1,151 @@
+"""Spec loading: every error names the file, the line and the fix."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flowproof.errors import SpecError
+from flowproof.spec.load import load_spec
+
+GOOD = """\
+name: Booking
+app: agent
+agent:
+  command: python3 agent.py
+tools:
+  - name: search_flights
+    result: { flights: [] }
+  - name: create_booking
+steps:
+  - prompt: Book me a flight
+  - assert_tool_call: search_flights where destination contains NBO
+  - assert: reply contains booked
+"""
+
+
+def load(tmp_path: Path, text: str):
+    path = tmp_path / "booking.yaml"
+    path.write_text(textwrap.dedent(text))
+    return load_spec(path)
+
+
+def error(tmp_path: Path, text: str) -> str:
+    with pytest.raises(SpecError) as caught:
+        load(tmp_path, text)
+    return str(caught.value).replace(str(tmp_path) + "/", "")
+
+
+def test_a_good_spec_loads(tmp_path: Path) -> None:
+    loaded = load(tmp_path, GOOD)
+    assert loaded.prompts == ("Book me a flight",)
+    assert [s.ref.line for s in loaded.assertions] == [11, 12]
+    assert [t.is_mocked for t in loaded.spec.tools] == [True, False]
+    assert loaded.spec.agent.timeout == 300
+
+
+def test_misspelled_key_names_line_and_nearest_key(tmp_path: Path) -> None:
+    text = GOOD.replace("    result: { flights: [] }", "    reslt: { flights: [] }")
+    assert (
+        error(tmp_path, text)
+        == "booking.yaml:7: unknown key 'reslt' in tools[0]; did you mean 'result'?"
+    )
+
+
+def test_misspelled_top_level_key(tmp_path: Path) -> None:
+    assert (
+        error(tmp_path, GOOD.replace("steps:", "stepz:"))
+        == "booking.yaml:9: unknown key 'stepz' in the spec; did you mean 'steps'?"
+    )
+
+
+def test_missing_command(tmp_path: Path) -> None:
+    text = GOOD.replace("  command: python3 agent.py", "  timeout: 10")
+    assert error(tmp_path, text) == (
+        "booking.yaml:3: missing required key 'command' in agent; "
+        "add `command: <the shell command that starts your agent>`"
+    )
+
+
+def test_wrong_type(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "  command: python3 agent.py", "  command: python3 agent.py\n  timeout: soon"
+    )
+    assert (
+        error(tmp_path, text)
+        == "booking.yaml:5: agent.timeout: Input should be a valid number, unable to parse string as a number"
+    )
+
+
+def test_wrong_app(tmp_path: Path) -> None:
+    assert (
+        error(tmp_path, GOOD.replace("app: agent", "app: web"))
+        == "booking.yaml:2: app: expected 'agent', got 'web'"
+    )
+
+
+def test_unknown_step_kind(tmp_path: Path) -> None:
+    text = GOOD.replace("  - assert: reply", "  - asert: reply")
+    assert error(tmp_path, text) == "booking.yaml:12: unknown step 'asert'; did you mean 'assert'?"
+
+
+def test_result_and_results_together(tmp_path: Path) -> None:
+    text = GOOD.replace("    result: { flights: [] }", "    result: 1\n    results: [1, 2]")
+    assert (
+        error(tmp_path, text)
+        == "booking.yaml:6: tools[0]: give either 'result' or 'results', not both"
+    )
+
+
+def test_duplicate_key(tmp_path: Path) -> None:
+    assert (
+        error(tmp_path, GOOD + "name: again\n")
+        == "booking.yaml:13: duplicate key 'name'; keep one of them"
+    )
+
+
+def test_invalid_yaml(tmp_path: Path) -> None:
+    assert (
+        error(tmp_path, "name: [unclosed\n")
+        == "booking.yaml:2: not valid YAML: expected ',' or ']', but got '<stream end>'"
+    )
+
+
+def test_no_prompt(tmp_path: Path) -> None:
+    text = GOOD.replace("  - prompt: Book me a flight\n", "")
+    assert error(tmp_path, text) == (
+        "booking.yaml:9: the flow has no prompt step; "
+        "add `- prompt: <the task for the agent>` to steps"
+    )
+
+
+def test_near_miss_tool_name(tmp_path: Path) -> None:
+    text = GOOD.replace("assert_tool_call: search_flights", "assert_tool_call: serch_flights")
+    assert error(tmp_path, text) == (
+        "booking.yaml:11: step 2 names tool 'serch_flights', which no "
+        "tools: entry declares; did you mean 'search_flights'?"
+    )
+
+
+def test_undeclared_but_distinct_tool_name_is_allowed(tmp_path: Path) -> None:
+    text = GOOD.replace("assert_tool_call: search_flights", "assert_tool_call: check_visa")
+    assert load(tmp_path, text).assertions[0].assertion.tool == "check_visa"
+
+
+def test_unreadable_clause(tmp_path: Path) -> None:
+    text = GOOD.replace("destination contains NBO", "destination resembles NBO")
+    message = error(tmp_path, text)
+    assert message.startswith(
+        "booking.yaml:11: step 2 (assert_tool_call): could not read clause "
+        "'destination resembles NBO'"
+    )
+    assert "equals (is), contains, matches, exists, is absent (is missing)" in message
+
+
+def test_broken_regex(tmp_path: Path) -> None:
+    text = GOOD.replace("destination contains NBO", "destination matches [A-Z")
+    assert error(tmp_path, text).startswith(
+        "booking.yaml:11: step 2 (assert_tool_call): matches: invalid regex '[A-Z'"
+    )

@@ -1,0 +1,52 @@
+"""Start-up stays lean, and the lint rule that keeps replay free of network clients works."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_version_imports_no_heavy_module() -> None:
+    probe = (
+        "import sys, runpy; sys.argv=['flowproof','--version']\n"
+        "try:\n    runpy.run_module('flowproof', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy=[m for m in ('aiohttp','pydantic','jinja2','yaml') if m in sys.modules]\n"
+        "print('HEAVY', heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.splitlines() == ["flowproof 0.1.0", "HEAVY []"], done.stderr
+
+
+@pytest.mark.parametrize(
+    "snippet", ["from aiohttp import ClientSession\n", "import aiohttp\naiohttp.ClientSession()\n"]
+)
+def test_lint_forbids_a_network_client_on_the_replay_path(snippet: str) -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    done = subprocess.run(
+        [ruff, "check", "--stdin-filename", "flowproof/proxy/replay.py", "-"],
+        input=snippet,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1
+    assert "TID251" in done.stdout and "replay has no network client" in done.stdout
+
+
+def test_lint_allows_the_client_in_the_forward_backend() -> None:
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    done = subprocess.run(
+        [ruff, "check", "--stdin-filename", "flowproof/proxy/forward.py", "-"],
+        input="from aiohttp import ClientSession\n\nprint(ClientSession)\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout

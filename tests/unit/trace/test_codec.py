@@ -1,0 +1,61 @@
+"""The trace file: readable, exact, versioned, written atomically, never holding a secret."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from flowproof.errors import TraceError
+from flowproof.trace import codec
+from flowproof.trace.model import Trace, Turn
+from flowproof.trace.store import load_trace, trace_path_for, write_trace
+
+REQUEST = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "Nairobi — tomorrow"}],
+    "temperature": 0,
+}
+RESPONSE = {
+    "choices": [{"message": {"tool_calls": [{"function": {"arguments": '{"b":1, "a":2}'}}]}}]
+}
+
+
+def test_round_trip_keeps_every_value_and_key_order(tmp_path: Path) -> None:
+    trace = Trace((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0")
+    path = tmp_path / "t.trace.json"
+    write_trace(path, trace)
+    loaded = load_trace(path)
+    assert loaded == trace
+    assert list(loaded.turns[0].request) == ["model", "messages", "temperature"]
+    assert "Nairobi — tomorrow" in path.read_text()  # readable, not \u-escaped
+
+
+def test_bodies_are_pretty_printed_for_review() -> None:
+    text = codec.encode(Trace((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0"))
+    assert re.search(r'\n +"content": "Nairobi — tomorrow"\n', text)
+
+
+def test_trace_path_sits_beside_the_spec() -> None:
+    assert trace_path_for(Path("specs/booking.yaml")) == Path("specs/booking.trace.json")
+
+
+def test_newer_format_is_refused() -> None:
+    with pytest.raises(TraceError, match=r"written by a newer flowproof \(format 99\); upgrade"):
+        codec.decode(json.dumps({"format_version": 99, "turns": []}), "x.trace.json")
+
+
+def test_unreadable_trace_names_the_file() -> None:
+    with pytest.raises(TraceError, match="^x.trace.json: not a readable trace"):
+        codec.decode("{", "x.trace.json")
+
+
+def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.trace.json"
+    leaky = Trace((Turn("openai_chat", {"note": "key is sk-live-123"}, {}),), "0.1.0")
+    with pytest.raises(TraceError, match="contains a secret value"):
+        write_trace(path, leaky, secrets=["sk-live-123"])
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
