@@ -42,7 +42,7 @@ class Divergence:
 
     def render(self) -> str:
         lines = [self.headline, *self.envelope]
-        if self.recorded_turn is not None:
+        if self.recorded_turn is not None and self.detail not in self.envelope:
             lines.append(self.detail)
         return "\n".join(lines)
 

@@ -47,7 +47,7 @@ class Received:
 
 @dataclass
 class ScriptedUpstream:
-    script: list[dict[str, Any]] = field(default_factory=list)
+    script: list[Any] = field(default_factory=list)
     fail_status: int | None = None
     fail_body: str = '{"error": {"message": "scripted upstream failure", "type": "server_error"}}'
     received: list[Received] = field(default_factory=list)
@@ -67,6 +67,8 @@ class ScriptedUpstream:
             )
         index = len(self.received) - 1
         step = self.script[index] if index < len(self.script) else text("(script exhausted)")
+        if callable(step):  # a model that decides from the request, not from its position
+            step = step(body)
         message = {"role": "assistant", "content": step.get("content"), "refusal": None}
         if step.get("tool_calls"):
             message["tool_calls"] = step["tool_calls"]
