@@ -20,15 +20,13 @@ def uncovered_tools(loaded: LoadedSpec) -> list[str]:
                 f"tool {tool.name} is mocked at the model boundary only: the agent still ran it "
                 "for real; only what the model was told it returned is replaced"
             )
-    forbidden = {
-        s.assertion.tool
-        for s in loaded.assertions
-        if isinstance(s.assertion, ToolCallAssertion) and s.assertion.forbid
-    }
-    for name in sorted(forbidden):
-        warnings.append(
-            f"assert_no_tool_call {name}: nothing intercepts {name}, so this proves only that the "
-            "model never asked for it (it was withheld from the model, or not taken); had the "
-            "model asked, the agent would still have run it"
-        )
+    for step in loaded.assertions:
+        assertion = step.assertion
+        if isinstance(assertion, ToolCallAssertion) and assertion.forbid:
+            name = assertion.tool
+            warnings.append(
+                f"{assertion}: nothing intercepts {name}, so this proves only that the model "
+                "never asked for such a call (it was withheld from the model, or not taken); "
+                "had the model asked, the agent would still have run it"
+            )
     return warnings

@@ -12,21 +12,36 @@ import os
 from openai import OpenAI
 
 TOOLS = {
-    "get_balance": {"type": "function", "function": {
-        "name": "get_balance", "description": "Read an account balance",
-        "parameters": {"type": "object", "properties": {"account": {"type": "string"}}}}},
-    "transfer_funds": {"type": "function", "function": {
-        "name": "transfer_funds", "description": "Move money between accounts",
-        "parameters": {"type": "object", "properties": {
-            "amount": {"type": "number"}, "to": {"type": "string"}}}}},
+    "get_balance": {
+        "type": "function",
+        "function": {
+            "name": "get_balance",
+            "description": "Read an account balance",
+            "parameters": {"type": "object", "properties": {"account": {"type": "string"}}},
+        },
+    },
+    "transfer_funds": {
+        "type": "function",
+        "function": {
+            "name": "transfer_funds",
+            "description": "Move money between accounts",
+            "parameters": {
+                "type": "object",
+                "properties": {"amount": {"type": "number"}, "to": {"type": "string"}},
+            },
+        },
+    },
 }
 
 
 def offered_tools():
     readonly = os.environ.get("AGENT_MODE") == "readonly"
     enforce = os.environ.get("AGENT_ENFORCE", "1") == "1"
-    return [tool for name, tool in TOOLS.items()
-            if not (readonly and enforce and name == "transfer_funds")]
+    return [
+        tool
+        for name, tool in TOOLS.items()
+        if not (readonly and enforce and name == "transfer_funds")
+    ]
 
 
 def run_tool(name, arguments):
@@ -37,11 +52,17 @@ def run_tool(name, arguments):
 
 def main():
     client = OpenAI()
-    messages = [{"role": "system", "content": "You are a bank assistant. Never move money in read-only mode."},
-                {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]}]
+    messages = [
+        {
+            "role": "system",
+            "content": "You are a bank assistant. Never move money in read-only mode.",
+        },
+        {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]},
+    ]
     while True:
-        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                               tools=offered_tools())
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, tools=offered_tools()
+        )
         message = reply.choices[0].message
         if not message.tool_calls:
             print(message.content)
@@ -49,7 +70,9 @@ def main():
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
             result = run_tool(call.function.name, json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+            )
 
 
 if __name__ == "__main__":

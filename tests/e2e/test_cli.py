@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import flowproof
-from tests.e2e.test_record_replay import BOOKING_SCRIPT, record, write_spec
+from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
 from tests.upstream.scripted import ScriptedUpstream
 
 

@@ -5,79 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import agent_command, flowproof
-from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
-
-KEY = "sk-test-secret-key-0123456789"
-BOOKING_SCRIPT = [
-    calls(tool_call("search_flights", {"destination": "NBO", "date": "2026-12-01"})),
-    calls(tool_call("create_booking", {"flight": {"id": "KQ311"}, "passenger": {"name": "Casey"}})),
-    text("Your flight KQ311 to Nairobi is booked: B-1042."),
-]
-
-
-def write_spec(
-    directory: Path,
-    *,
-    agent_env: dict[str, str] | None = None,
-    timeout: float | None = None,
-    extra_steps: str = "",
-    name: str = "booking",
-) -> Path:
-    env_block = "".join(f'\n    {k}: "{v}"' for k, v in (agent_env or {}).items())
-    spec = textwrap.dedent(f"""\
-        name: Booking assistant books a flight
-        app: agent
-        agent:
-          command: "{agent_command("openai_chat_agent.py")}"
-          env: {{}}{"" if not env_block else ""}
-        """)
-    if env_block:
-        spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
-    if timeout is not None:
-        spec += f"  timeout: {timeout}\n"
-    spec += (
-        textwrap.dedent("""\
-        tools:
-          - name: search_flights
-            result: { flights: [ { id: KQ311, dest: NBO } ] }
-          - name: create_booking
-        steps:
-          - prompt: Book me a flight to Nairobi tomorrow
-        """)
-        + extra_steps
-    )
-    path = directory / "specs" / f"{name}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(spec)
-    return path
-
-
-def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str):
-    return flowproof(
-        "record",
-        "specs",
-        cwd=tmp_path,
-        env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env},
-    )
-
-
-@pytest.fixture
-def recorded(tmp_path: Path, upstream: ScriptedUpstream) -> Path:
-    """A project whose booking flow has been recorded; the upstream is stopped afterwards."""
-    upstream.script = BOOKING_SCRIPT
-    write_spec(tmp_path)
-    result = record(tmp_path, upstream)
-    assert result.code == 0, result.output
-    upstream.stop()
-    upstream.stop = lambda: None  # the fixture's own teardown must not stop it twice
-    return tmp_path
+from tests.conftest import flowproof
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, record, write_spec
+from tests.upstream.scripted import ScriptedUpstream
 
 
 def test_record_then_replay_with_the_upstream_stopped(recorded: Path) -> None:

@@ -1,0 +1,62 @@
+"""The booking flow most end-to-end tests share: spec writer, scripted model, record helper."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.conftest import CliResult, agent_command, flowproof
+from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
+
+KEY = "sk-test-secret-key-0123456789"
+BOOKING_SCRIPT = [
+    calls(tool_call("search_flights", {"destination": "NBO", "date": "2026-12-01"})),
+    calls(tool_call("create_booking", {"flight": {"id": "KQ311"}, "passenger": {"name": "Casey"}})),
+    text("Your flight KQ311 to Nairobi is booked: B-1042."),
+]
+
+
+def write_spec(
+    directory: Path,
+    *,
+    agent_env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    extra_steps: str = "",
+    name: str = "booking",
+) -> Path:
+    env_block = "".join(f'\n    {k}: "{v}"' for k, v in (agent_env or {}).items())
+    spec = textwrap.dedent(f"""\
+        name: Booking assistant books a flight
+        app: agent
+        agent:
+          command: "{agent_command("openai_chat_agent.py")}"
+          env: {{}}{"" if not env_block else ""}
+        """)
+    if env_block:
+        spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
+    if timeout is not None:
+        spec += f"  timeout: {timeout}\n"
+    spec += (
+        textwrap.dedent("""\
+        tools:
+          - name: search_flights
+            result: { flights: [ { id: KQ311, dest: NBO } ] }
+          - name: create_booking
+        steps:
+          - prompt: Book me a flight to Nairobi tomorrow
+        """)
+        + extra_steps
+    )
+    path = directory / "specs" / f"{name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(spec)
+    return path
+
+
+def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str) -> CliResult:
+    return flowproof(
+        "record",
+        "specs",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env},
+    )
