@@ -54,9 +54,14 @@ def write_spec(
 
 
 def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str) -> CliResult:
-    return flowproof(
+    """Record every spec under tmp_path/specs, then check no trace holds a key or header."""
+    result = flowproof(
         "record",
         "specs",
         cwd=tmp_path,
         env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY, **env},
     )
+    for trace in (tmp_path / "specs").rglob("*.trace.json"):
+        written = trace.read_text()
+        assert KEY not in written and "Authorization" not in written, f"{trace} holds a secret"
+    return result

@@ -1,0 +1,48 @@
+"""What a command agent is started with."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowproof.drivers.env import PLACEHOLDER_KEY, agent_environment, proxy_handles
+from flowproof.errors import ConfigError
+from flowproof.spec.refs import resolve
+
+HANDLES = proxy_handles(4646)
+
+
+def test_injects_proxy_urls_placeholder_keys_and_prompt_and_withholds_secrets() -> None:
+    environ = {
+        "PATH": "/bin",
+        "FLOWPROOF_AGENT_KEY": "sk-real",
+        "OPENAI_API_KEY": "sk-real",
+        "FLOWPROOF_AGENT_UPSTREAM": "https://api.example",
+    }
+    env = agent_environment(environ, HANDLES, "Book it", {})
+    assert env["PATH"] == "/bin" and env["FLOWPROOF_PROMPT"] == "Book it"
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY"):
+        assert env[name] == "http://127.0.0.1:4646/v1"
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"):
+        assert env[name] == "http://127.0.0.1:4646"
+    assert env["OPENAI_API_KEY"] == env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY
+    assert "FLOWPROOF_AGENT_KEY" not in env and "FLOWPROOF_AGENT_UPSTREAM" not in env
+    assert "sk-real" not in env.values()
+
+
+def test_agent_env_is_applied_last_with_handles() -> None:
+    spec_env = {
+        "OPENAI_BASE_URL": "${flowproof.proxy_url_no_v1}",
+        "GATEWAY": "${flowproof.proxy_url}",
+        "LATER": "${flowproof.mcp_url.x}",
+        "REGION": "${REGION}",
+    }
+    env = agent_environment({"REGION": "eu"}, HANDLES, "p", spec_env)
+    assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:4646"
+    assert env["GATEWAY"] == "http://127.0.0.1:4646/v1"
+    assert env["LATER"] == "${flowproof.mcp_url.x}"  # unknown handle: passed through untouched
+    assert env["REGION"] == "eu"
+
+
+def test_unset_variable_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match=r"\$\{REGION\} is used by the spec but is not set"):
+        resolve("${REGION}", {})
