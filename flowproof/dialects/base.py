@@ -65,7 +65,15 @@ class Dialect:
     path_marker: ClassVar[str]
     """A substring of the request path that selects this dialect."""
     upstream_path: ClassVar[str]
-    """Appended to the upstream base URL when recording."""
+    """Appended to the upstream base URL (which includes `/v1`) when recording."""
+    upstream_variable: ClassVar[str] = "OPENAI_BASE_URL"
+    """The variable, in flowproof's own environment, naming this API's upstream when
+    FLOWPROOF_AGENT_UPSTREAM is not set."""
+    upstream_variable_adds_v1: ClassVar[bool] = False
+    """True when that variable's convention leaves `/v1` out (ANTHROPIC_BASE_URL)."""
+    default_upstream: ClassVar[str] = "https://api.openai.com/v1"
+    passthrough_headers: ClassVar[tuple[str, ...]] = ()
+    """Request headers forwarded to the upstream as the agent sent them (never stored)."""
 
     _registry: ClassVar[dict[str, Dialect]] = {}
 
@@ -90,6 +98,11 @@ class Dialect:
 
     def envelope(self, request: Any) -> Envelope:
         raise NotImplementedError
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """How the upstream of this API expects the key (a bare key is Bearer-wrapped)."""
+        value = key if key.lower().startswith("bearer ") else f"Bearer {key}"
+        return {"Authorization": value}
 
     # -- rewriting and rendering ------------------------------------------------------------
     def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:

@@ -8,6 +8,7 @@ who asks and must not be reachable off the machine.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -22,7 +23,9 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 class Backend(Protocol):
-    async def answer(self, dialect: Dialect, request: Any) -> Answer: ...
+    async def answer(
+        self, dialect: Dialect, request: Any, headers: Mapping[str, str]
+    ) -> Answer: ...
 
 
 def make_app(backend: Backend, traffic: Traffic) -> web.Application:
@@ -42,7 +45,7 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             body = json.loads(raw)
         except ValueError:
             return _error(400, "flowproof: the request body is not JSON")
-        answer = await backend.answer(dialect, body)
+        answer = await backend.answer(dialect, body, request.headers)
         if answer.status == 200 and wants_stream(body):
             return await _stream(request, dialect.render_stream(body, answer.body))
         return _json(answer)

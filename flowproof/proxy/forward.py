@@ -8,7 +8,6 @@ pick would be an open relay pointed by whatever the agent under test sent.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,34 +18,51 @@ from flowproof.dialects.base import Dialect, ToolMocks, ToolResultsExhausted, wi
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.trace.model import Turn
 
-DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-UPSTREAM_VARIABLES = ("FLOWPROOF_AGENT_UPSTREAM", "OPENAI_BASE_URL")
+OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
+BASE_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 _BODY_SHOWN = 2000
 
 
 @dataclass(frozen=True, slots=True)
 class Upstream:
-    """Where record forwards to, and with what credential. `key` never leaves this process
-    except in the outbound Authorization header."""
+    """Where record forwards to, and with what credential, read once from flowproof's own
+    environment. `key` never leaves this process except in the outbound auth header."""
 
-    base_url: str
+    override: str | None
+    """FLOWPROOF_AGENT_UPSTREAM: one base URL (with `/v1`) for every dialect."""
+    bases: Mapping[str, str]
+    """The per-API variables (OPENAI_BASE_URL, ANTHROPIC_BASE_URL) as they were at start."""
     key: str | None
 
     def __repr__(self) -> str:  # keep the key out of any log or traceback
-        return f"Upstream(base_url={self.base_url!r}, key={'***' if self.key else None})"
+        return f"Upstream(override={self.override!r}, key={'***' if self.key else None})"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Upstream:
-        base = next((environ[v] for v in UPSTREAM_VARIABLES if environ.get(v)), DEFAULT_UPSTREAM)
+        bases = {name: environ[name] for name in BASE_VARIABLES if environ.get(name)}
         key = next((environ[v] for v in KEY_VARIABLES if environ.get(v)), None)
-        return cls(base_url=base.rstrip("/"), key=key)
+        return cls(override=environ.get(OVERRIDE_VARIABLE) or None, bases=bases, key=key)
 
-    def authorization(self) -> dict[str, str]:
-        if not self.key:
-            return {}
-        value = self.key if self.key.lower().startswith("bearer ") else f"Bearer {self.key}"
-        return {"Authorization": value}
+    def url_for(self, dialect: Dialect) -> str:
+        if self.override:
+            base = self.override
+        elif dialect.upstream_variable in self.bases:
+            base = self.bases[dialect.upstream_variable].rstrip("/")
+            if dialect.upstream_variable_adds_v1 and not base.endswith("/v1"):
+                base += "/v1"
+        else:
+            base = dialect.default_upstream
+        return base.rstrip("/") + dialect.upstream_path
+
+    def headers_for(self, dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update(
+            {name: incoming[name] for name in dialect.passthrough_headers if name in incoming}
+        )
+        if self.key:
+            headers.update(dialect.auth_headers(self.key))
+        return headers
 
 
 class ForwardBackend:
@@ -60,7 +76,7 @@ class ForwardBackend:
         if self._session is not None:
             await self._session.close()
 
-    async def answer(self, dialect: Dialect, request: Any) -> Answer:
+    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
         if self.traffic.failures:
             return _refuse(dialect, "flowproof: this recording has already failed")
         try:
@@ -68,9 +84,10 @@ class ForwardBackend:
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
-        url = self.upstream.base_url + dialect.upstream_path
+        url = self.upstream.url_for(dialect)
+        outbound = self.upstream.headers_for(dialect, headers)
         try:
-            status, text = await self._post(url, request)
+            status, text = await self._post(url, request, outbound)
         except aiohttp.ClientError as exc:
             self.traffic.fail(f"record could not reach the upstream {url}: {exc}")
             return Answer(
@@ -94,15 +111,10 @@ class ForwardBackend:
         self.traffic.turns.append(Turn(dialect.name, request, response))
         return Answer(200, response)
 
-    async def _post(self, url: str, request: Any) -> tuple[int, str]:
+    async def _post(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:
         if self._session is None:
             # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
             self._session = aiohttp.ClientSession(trust_env=False)
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            **self.upstream.authorization(),
-        }
         body = json.dumps(request, ensure_ascii=False).encode()
         async with self._session.post(
             url, data=body, headers=headers, allow_redirects=False
@@ -124,7 +136,3 @@ def _json_or_text(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def upstream_from_os() -> Upstream:
-    return Upstream.from_environ(os.environ)

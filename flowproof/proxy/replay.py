@@ -3,6 +3,7 @@ pyproject.toml (TID251) keeps it that way."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flowproof.dialects.base import Dialect, ToolMocks, ToolResultsExhausted, without_transport
@@ -20,7 +21,7 @@ class ReplayBackend:
         self.mocks = mocks
         self.traffic = traffic
 
-    async def answer(self, dialect: Dialect, request: Any) -> Answer:
+    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.

@@ -203,7 +203,6 @@ def test_results_are_served_in_call_order(tmp_path: Path, upstream: ScriptedUpst
     ]
     assert tool_messages == ["first result", "second result"]
     upstream.stop()
-    upstream.stop = lambda: None
     assert flowproof("run", "specs", cwd=tmp_path).code == 0
 
 
@@ -265,7 +264,6 @@ def test_guard_passes_when_the_mode_withholds_the_tool(
     assert result.code == 0, result.output
     assert "nothing intercepts transfer_funds" in result.stderr  # the honest limit, printed
     upstream.stop()
-    upstream.stop = lambda: None
     assert flowproof("run", "specs", cwd=tmp_path).code == 0
 
 

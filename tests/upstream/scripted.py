@@ -1,8 +1,10 @@
-"""A scripted OpenAI-compatible model server the tests start on loopback.
+"""A scripted model server, speaking all three dialects, that the tests start on loopback.
 
-It plays a model whose decisions are written in advance: the n-th chat-completion request gets
-the n-th scripted reply. It keeps every request it received, headers included, so tests can
-check what flowproof forwarded (the key in Authorization, and nothing else).
+It plays a model whose decisions are written in advance: the n-th request gets the n-th
+scripted step (or, for a callable step, whatever it decides from the request body). A step is
+dialect-neutral (`calls(...)` or `text(...)`); it is rendered as a chat completion, a Responses
+object or an Anthropic message by the path the request came in on. Every request is kept,
+headers included, so tests can check what flowproof forwarded.
 """
 
 from __future__ import annotations
@@ -16,26 +18,126 @@ from typing import Any
 
 from aiohttp import web
 
+Step = dict[str, Any]
 
-def tool_call(
-    name: str, arguments: dict[str, Any] | str, call_id: str | None = None
-) -> dict[str, Any]:
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict:
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {
-        "id": call_id or f"call_{name}",
-        "type": "function",
-        "function": {"name": name, "arguments": raw},
-    }
+    return {"id": call_id or f"call_{name}", "name": name, "arguments": raw}
 
 
-def calls(*tool_calls: dict[str, Any]) -> dict[str, Any]:
+def calls(*tool_calls: dict[str, Any]) -> Step:
     """A scripted reply that asks for these tool calls."""
     return {"tool_calls": list(tool_calls)}
 
 
-def text(content: str) -> dict[str, Any]:
+def text(content: str) -> Step:
     """A scripted reply that answers in text."""
     return {"content": content}
+
+
+def render_chat(step: Step, body: dict, serial: int) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": step.get("content"), "refusal": None}
+    if step.get("tool_calls"):
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for c in step["tool_calls"]
+        ]
+    return {
+        "id": f"chatcmpl-scripted-{serial}",
+        "object": "chat.completion",
+        "created": 1795976105,
+        "model": body.get("model", "scripted"),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if step.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "system_fingerprint": None,
+    }
+
+
+def render_responses(step: Step, body: dict, serial: int) -> dict:
+    output: list[dict[str, Any]] = []
+    for c in step.get("tool_calls") or []:
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{c['id']}",
+                "call_id": c["id"],
+                "name": c["name"],
+                "arguments": c["arguments"],
+                "status": "completed",
+            }
+        )
+    if step.get("content") is not None:
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_scripted_{serial}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": step["content"], "annotations": []}],
+            }
+        )
+    return {
+        "id": f"resp_scripted_{serial}",
+        "object": "response",
+        "created_at": 1795976105,
+        "status": "completed",
+        "model": body.get("model", "scripted"),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": body.get("tools", []),
+        "usage": {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        },
+    }
+
+
+def render_anthropic(step: Step, body: dict, serial: int) -> dict:
+    content: list[dict[str, Any]] = []
+    if step.get("content") is not None:
+        content.append({"type": "text", "text": step["content"]})
+    for c in step.get("tool_calls") or []:
+        content.append(
+            {
+                "type": "tool_use",
+                "id": c["id"],
+                "name": c["name"],
+                "input": json.loads(c["arguments"]),
+            }
+        )
+    return {
+        "id": f"msg_scripted_{serial}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "scripted"),
+        "content": content,
+        "stop_reason": "tool_use" if step.get("tool_calls") else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+RENDERERS = (
+    ("/chat/completions", render_chat),
+    ("/responses", render_responses),
+    ("/messages", render_anthropic),
+)
 
 
 @dataclass
@@ -50,6 +152,8 @@ class ScriptedUpstream:
     script: list[Any] = field(default_factory=list)
     fail_status: int | None = None
     fail_body: str = '{"error": {"message": "scripted upstream failure", "type": "server_error"}}'
+    delay: float = 0.0
+    """Seconds to wait before answering, so concurrent requests really overlap."""
     received: list[Received] = field(default_factory=list)
     port: int = 0
     _ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -61,34 +165,18 @@ class ScriptedUpstream:
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.received.append(Received(request.path, dict(request.headers), body))
+        index = len(self.received) - 1
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if self.fail_status is not None:
             return web.Response(
                 status=self.fail_status, text=self.fail_body, content_type="application/json"
             )
-        index = len(self.received) - 1
         step = self.script[index] if index < len(self.script) else text("(script exhausted)")
         if callable(step):  # a model that decides from the request, not from its position
             step = step(body)
-        message = {"role": "assistant", "content": step.get("content"), "refusal": None}
-        if step.get("tool_calls"):
-            message["tool_calls"] = step["tool_calls"]
-        reply = {
-            "id": f"chatcmpl-scripted-{next(self._ids)}",
-            "object": "chat.completion",
-            "created": 1795976105,
-            "model": body.get("model", "scripted"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": "tool_calls" if step.get("tool_calls") else "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            "system_fingerprint": None,
-        }
-        return web.json_response(reply)
+        render = next(r for marker, r in RENDERERS if marker in request.path)
+        return web.json_response(render(step, body, next(self._ids)))
 
     def start(self) -> None:
         ready = threading.Event()
@@ -116,5 +204,6 @@ class ScriptedUpstream:
         ready.wait(10)
 
     def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
