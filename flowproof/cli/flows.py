@@ -13,8 +13,8 @@ from flowproof.engine.outcome import FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
 from flowproof.errors import FlowproofError
 from flowproof.spec.load import load_spec
+from flowproof.spec.suite import SUITE_FILE, find_suite
 
-SUITE_FILE = "flowproof.yaml"
 DEFAULT_PATH = "specs"
 
 
@@ -38,7 +38,8 @@ async def _run_all(specs: list[Path], mode: Mode) -> Summary:
     summary = Summary()
     for path in specs:
         try:
-            outcome = await run_flow(load_spec(path), mode)
+            suite = find_suite(path, Path.cwd())
+            outcome = await run_flow(load_spec(path), mode, suite=suite)
         except FlowproofError as exc:
             summary.errors.append(str(exc))
             out(f"ERROR {path}\n{indent(str(exc))}")

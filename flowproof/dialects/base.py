@@ -118,7 +118,17 @@ class Dialect:
 
 
 def dialect_for_path(path: str) -> Dialect | None:
-    for dialect in Dialect._registry.values():
+    """The dialect whose marker ends the path, else one whose marker appears in it.
+
+    Ending wins so that a path naming two APIs (`/chat/completions/x/messages`) routes by its
+    last segment, and a doubled or missing `/v1` still routes by substring.
+    """
+    trimmed = path.rstrip("/")
+    dialects = list(Dialect._registry.values())
+    for dialect in dialects:
+        if trimmed.endswith(dialect.path_marker):
+            return dialect
+    for dialect in dialects:
         if dialect.path_marker in path:
             return dialect
     return None

@@ -10,7 +10,9 @@ from pathlib import Path
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.drivers.command import AgentOutcome
+from flowproof.drivers.url import TriggerOutcome
 from flowproof.matching.divergence import Divergence
+from flowproof.trace.model import Trace
 
 
 class Mode(enum.StrEnum):
@@ -32,9 +34,11 @@ class FlowOutcome:
     """Turns in the trace (replay only)."""
     trajectory: Trajectory | None = None
     divergence: Divergence | None = None
-    agent: AgentOutcome | None = None
+    agent: AgentOutcome | TriggerOutcome | None = None
     warnings: tuple[str, ...] = ()
     trace_written: Path | None = None
+    previous_trace: Trace | None = None
+    """At record: the trace this record replaced, for `record --diff`."""
 
     @property
     def passed(self) -> bool:

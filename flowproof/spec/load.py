@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -47,12 +47,7 @@ class LoadedSpec:
 
 
 def load_spec(path: Path) -> LoadedSpec:
-    text = _read(path)
-    data, lines = _parse_yaml(path, text)
-    try:
-        spec = FlowSpec.model_validate(data)
-    except ValidationError as exc:
-        raise _spec_error(path, exc, lines) from None
+    spec, lines = _validated(path, FlowSpec)
     prompts, assertions = _parse_steps(path, spec.steps, lines)
     if not prompts:
         raise SpecError(
@@ -63,6 +58,22 @@ def load_spec(path: Path) -> LoadedSpec:
         )
     _check_tool_names(path, spec, assertions)
     return LoadedSpec(path, spec, tuple(prompts), tuple(assertions))
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def parse_model(path: Path, model: type[ModelT]) -> ModelT:
+    """Any flowproof YAML file → its pydantic model, with the same file:line errors."""
+    return _validated(path, model)[0]
+
+
+def _validated(path: Path, model: type[ModelT]) -> tuple[ModelT, dict[Location, int]]:
+    data, lines = _parse_yaml(path, _read(path))
+    try:
+        return model.model_validate(data), lines
+    except ValidationError as exc:
+        raise _spec_error(path, exc, lines, model) from None
 
 
 def _read(path: Path) -> str:
@@ -121,7 +132,9 @@ def _line_for(loc: Location, lines: dict[Location, int]) -> int | None:
     return lines.get(())
 
 
-def _spec_error(path: Path, exc: ValidationError, lines: dict[Location, int]) -> SpecError:
+def _spec_error(
+    path: Path, exc: ValidationError, lines: dict[Location, int], root: type[BaseModel]
+) -> SpecError:
     # A misspelled key also makes the real key "missing": report the misspelling, which is
     # the cause and carries the did-you-mean.
     error = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
@@ -130,7 +143,7 @@ def _spec_error(path: Path, exc: ValidationError, lines: dict[Location, int]) ->
     kind = error["type"]
     if kind == "extra_forbidden":
         key = str(loc[-1])
-        valid = _valid_keys(loc[:-1])
+        valid = _valid_keys(root, loc[:-1])
         close = difflib.get_close_matches(key, valid, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(valid)}"
         return SpecError(path, _line_for(loc, lines), f"unknown key '{key}' in {where}", hint)
@@ -167,9 +180,9 @@ def _format_loc(loc: Location) -> str:
     return text
 
 
-def _valid_keys(loc: Location) -> list[str]:
+def _valid_keys(root: type[BaseModel], loc: Location) -> list[str]:
     """The keys a mapping at `loc` accepts, found by walking the pydantic models."""
-    model: Any = FlowSpec
+    model: Any = root
     for part in loc:
         if isinstance(part, int):
             continue

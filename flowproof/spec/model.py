@@ -19,14 +19,40 @@ class _Strict(BaseModel):
 
 
 class AgentSpec(_Strict):
-    """How to start the agent under test."""
+    """How to drive the agent under test: a command flowproof starts, or a running service."""
 
-    command: str = Field(min_length=1)
+    command: str | None = Field(default=None, min_length=1)
     """Shell command that starts the agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
+    url: str | None = Field(default=None, min_length=1)
+    """A running service: flowproof POSTs {"prompt": ...} here to trigger one turn."""
+    proxy_port: int | None = Field(default=None, ge=1, le=65535)
+    """Fixed local port for the proxy; required with `url:` (the service must point there)."""
+    headers: dict[str, str] = {}
+    """Headers for the `url:` trigger; `${VAR}` resolves at execution and is never stored."""
     env: dict[str, str] = {}
-    """Extra environment for the agent, applied after everything flowproof injects."""
+    """Extra environment for a command agent, applied after everything flowproof injects."""
     timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
-    """Seconds the agent may run before its whole process tree is stopped."""
+    """Seconds the agent may run before it is stopped (with its whole process tree)."""
+
+    @model_validator(mode="after")
+    def _one_driver(self) -> AgentSpec:
+        if self.command and self.url:
+            raise ValueError("give either 'command' or 'url', not both")
+        if not self.command and not self.url:
+            raise ValueError(
+                "missing 'command' (the shell command that starts your agent) "
+                "or 'url' (a running service to POST the prompt to)"
+            )
+        if self.url and self.proxy_port is None:
+            raise ValueError(
+                "'url' needs 'proxy_port': the local port the proxy binds, which your service's "
+                "model base URL must already point at (http://127.0.0.1:<proxy_port>/v1)"
+            )
+        if self.url and self.env:
+            raise ValueError("'env' applies to a command flowproof starts, not to a 'url' service")
+        if self.command and self.headers:
+            raise ValueError("'headers' applies to a 'url' trigger, not to a command")
+        return self
 
 
 class ToolSpec(_Strict):

@@ -70,5 +70,6 @@ def test_streaming_is_decided_by_the_body_not_the_accept_header() -> None:
 def test_unknown_path_is_a_named_404() -> None:
     replies, traffic = asyncio.run(exchange(REQUEST, path="/v1/embeddings"))
     assert replies[0][0] == 404
-    assert "paths containing /chat/completions are served" in replies[0][2]
+    assert "no model API at /v1/embeddings; paths containing " in replies[0][2]
+    assert "/chat/completions" in replies[0][2]
     assert traffic.requests == [("/v1/embeddings", "?")]

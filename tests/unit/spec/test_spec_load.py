@@ -64,8 +64,25 @@ def test_misspelled_top_level_key(tmp_path: Path) -> None:
 def test_missing_command(tmp_path: Path) -> None:
     text = GOOD.replace("  command: python3 agent.py", "  timeout: 10")
     assert error(tmp_path, text) == (
-        "booking.yaml:3: missing required key 'command' in agent; "
-        "add `command: <the shell command that starts your agent>`"
+        "booking.yaml:3: agent: missing 'command' (the shell command that starts your agent) "
+        "or 'url' (a running service to POST the prompt to)"
+    )
+
+
+def test_command_and_url_are_exclusive(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "  command: python3 agent.py", "  command: x\n  url: http://127.0.0.1:8088/task"
+    )
+    assert (
+        error(tmp_path, text) == "booking.yaml:3: agent: give either 'command' or 'url', not both"
+    )
+
+
+def test_url_needs_a_proxy_port(tmp_path: Path) -> None:
+    text = GOOD.replace("  command: python3 agent.py", "  url: http://127.0.0.1:8088/task")
+    assert error(tmp_path, text) == (
+        "booking.yaml:3: agent: 'url' needs 'proxy_port': the local port the proxy binds, which "
+        "your service's model base URL must already point at (http://127.0.0.1:<proxy_port>/v1)"
     )
 
 

@@ -1,0 +1,99 @@
+"""Why a flow failed at the boundary, in words, most fundamental first.
+
+Everything here reads flowproof's own record of the traffic first; how the agent process or
+service ended is consulted only to explain a failure, never to excuse one.
+"""
+
+from __future__ import annotations
+
+from flowproof.drivers.command import AgentOutcome
+from flowproof.drivers.env import WITH_V1, WITHOUT_V1
+from flowproof.drivers.url import TriggerOutcome
+from flowproof.engine.outcome import Mode
+from flowproof.proxy.traffic import Traffic
+
+
+def boundary_reasons(
+    mode: Mode,
+    traffic: Traffic,
+    driven: AgentOutcome | TriggerOutcome,
+    recorded: int,
+    timeout: float,
+    port: int,
+) -> list[str]:
+    reasons: list[str] = []
+    if traffic.divergence is not None:
+        reasons.append(traffic.divergence.render())
+    reasons.extend(traffic.failures)
+    if driven.timed_out:
+        reasons.append(_timed_out(driven, timeout))
+    is_service = isinstance(driven, TriggerOutcome)
+    if not traffic.requests:
+        reasons.append(
+            _trigger_failed(driven)
+            if is_service and driven.error  # type: ignore[union-attr]
+            else _no_requests(driven, port)
+        )
+    elif isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None) and not reasons:
+        reasons.append(
+            f"the agent exited with code {driven.exit_code}"
+            + _tail("its stderr ended with", driven.stderr_tail)
+        )
+    if mode is Mode.REPLAY and not reasons and len(traffic.turns) < recorded:
+        reason = (
+            f"served {len(traffic.turns)} of {recorded} recorded turns: the agent "
+            "finished without asking for the rest"
+        )
+        if is_service:
+            reason += "; " + _service_hint(port)
+        reasons.append(reason)
+    return reasons
+
+
+def _timed_out(driven: AgentOutcome | TriggerOutcome, timeout: float) -> str:
+    if isinstance(driven, TriggerOutcome):
+        return f"the service did not answer the trigger within its timeout of {timeout:g}s"
+    return (
+        f"the agent was still running after its timeout of {timeout:g}s; "
+        "flowproof stopped it and every process it started"
+    )
+
+
+def _trigger_failed(driven: TriggerOutcome) -> str:
+    return f"the trigger failed: {driven.error}"
+
+
+def _no_requests(driven: AgentOutcome | TriggerOutcome, port: int) -> str:
+    if isinstance(driven, TriggerOutcome):
+        return (
+            "the service made no model requests to flowproof's proxy, so nothing was "
+            f"recorded or served; {_service_hint(port)}"
+        )
+    if driven.exit_code not in (0, None):
+        return (
+            f"the agent exited with code {driven.exit_code} before making any model request"
+            + _tail("its stderr ended with", driven.stderr_tail)
+        )
+    variables = ", ".join((*WITH_V1, *WITHOUT_V1))
+    return (
+        "the agent made no model requests to flowproof's proxy, so nothing was recorded or "
+        "served. Its model client most likely does not read the base URL flowproof injects "
+        f"({variables}); point it at ${{flowproof.proxy_url}} (includes /v1) or "
+        "${flowproof.proxy_url_no_v1} in agent.env"
+    )
+
+
+def _service_hint(port: int) -> str:
+    return (
+        f"a url: service must send its model calls to the proxy on port {port}: start it "
+        f"with OPENAI_BASE_URL=http://127.0.0.1:{port}/v1 (or "
+        f"ANTHROPIC_BASE_URL=http://127.0.0.1:{port})"
+    )
+
+
+def _tail(label: str, text: str) -> str:
+    return f"; {label}:\n{_indent(text)}" if text.strip() else " and printed nothing on stderr"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  | {line}" for line in text.splitlines())

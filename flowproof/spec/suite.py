@@ -1,0 +1,51 @@
+"""Suite settings: an optional `flowproof.yaml` beside (or above) a directory of specs.
+
+    env:                 # applied to every flow, after flowproof's injection, before agent.env
+      TOOLS_DB: "${flowproof.proxy_url}"
+    before_each: ./scripts/reset-service   # run before each flow; a failure fails that flow
+
+The nearest `flowproof.yaml` walking up from a spec's directory wins, up to the directory
+flowproof was started in; settings files are not merged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from flowproof.spec.load import parse_model
+from flowproof.spec.model import _Strict
+
+SUITE_FILE = "flowproof.yaml"
+
+
+class SuiteSpec(_Strict):
+    env: dict[str, str] = {}
+    """Environment for every flow's agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
+    before_each: str | None = Field(default=None, min_length=1)
+    """Shell command run before each flow (e.g. to reset a service); non-zero fails the flow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    path: Path
+    settings: SuiteSpec
+
+
+def find_suite(spec_path: Path, top: Path) -> Suite | None:
+    """The nearest suite file above `spec_path`, not searching above `top`."""
+    directory = spec_path.resolve().parent
+    top = top.resolve()
+    while True:
+        candidate = directory / SUITE_FILE
+        if candidate.is_file():
+            return load_suite(candidate)
+        if directory == top or top not in directory.parents:
+            return None
+        directory = directory.parent
+
+
+def load_suite(path: Path) -> Suite:
+    return Suite(path, parse_model(path, SuiteSpec))

@@ -1,0 +1,63 @@
+"""A long-running agent service (aiohttp) that runs one booking turn per POST /task.
+
+Started by the tests with OPENAI_BASE_URL already pointing wherever the test wants: the point
+of a `url:` flow is that flowproof does not start the service and cannot set its environment.
+
+    python service_agent.py PORT
+"""
+
+import json
+import sys
+
+from aiohttp import web
+from openai import AsyncOpenAI
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"destination": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_booking",
+            "parameters": {"type": "object", "properties": {"flight": {"type": "object"}}},
+        },
+    },
+]
+
+
+async def task(request: web.Request) -> web.Response:
+    prompt = (await request.json())["prompt"]
+    client = AsyncOpenAI(api_key="service-key", max_retries=0)
+    messages = [
+        {"role": "system", "content": "You are a travel service."},
+        {"role": "user", "content": prompt},
+    ]
+    try:
+        while True:
+            reply = await client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=TOOLS
+            )
+            message = reply.choices[0].message
+            if not message.tool_calls:
+                return web.json_response({"reply": message.content})
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                result = {"ok": True, **json.loads(call.function.arguments)}
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+                )
+    except Exception as exc:  # a service answers errors; it does not crash
+        return web.json_response({"error": str(exc)}, status=500)
+
+
+app = web.Application()
+app.router.add_post("/task", task)
+app.router.add_get("/health", lambda request: web.Response(text="ok"))
+
+if __name__ == "__main__":
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None)
