@@ -27,11 +27,45 @@ def run(paths: tuple[str, ...]) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-def record(paths: tuple[str, ...]) -> None:
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="After a passing re-record, print what changed against the previous trace.",
+)
+def record(paths: tuple[str, ...], show_diff: bool) -> None:
     """Record every spec under PATHS against the real model; writes a trace per passing flow."""
     from flowproof.cli.flows import run_flows
 
-    run_flows(paths, "record")
+    run_flows(paths, "record", show_diff=show_diff)
+
+
+@main.command()
+@click.argument("old", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@click.argument("new", type=click.Path(exists=True, dir_okay=False, path_type=str))
+def diff(old: str, new: str) -> None:
+    """Print the trajectory changes between two trace files (exit 0 same, 1 changed)."""
+    from flowproof.cli.diff import diff_files
+
+    diff_files(old, new)
+
+
+@main.command()
+@click.option("--agent", "command", required=True, help="The shell command that starts the agent.")
+@click.option(
+    "--prompt",
+    default=None,
+    help="The task handed over in FLOWPROOF_PROMPT "
+    '(default "Say hello."); use one that makes your agent call a model.',
+)
+@click.option(
+    "--timeout", default=None, type=float, help="Seconds before the agent is stopped (default 60)."
+)
+def doctor(command: str, prompt: str | None, timeout: float | None) -> None:
+    """Run an agent once against a canned reply and report how many model requests arrived."""
+    from flowproof.cli.doctor import run_doctor_command
+
+    run_doctor_command(command, prompt, timeout)
 
 
 @main.command("help-matchers")

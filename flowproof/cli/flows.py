@@ -11,14 +11,16 @@ from flowproof import __version__
 from flowproof.cli.output import indent, out
 from flowproof.engine.outcome import FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
+from flowproof.engine.tracediff import diff_traces
 from flowproof.errors import FlowproofError
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
+from flowproof.trace.store import load_trace
 
 DEFAULT_PATH = "specs"
 
 
-def run_flows(paths: tuple[str, ...], mode_name: str) -> None:
+def run_flows(paths: tuple[str, ...], mode_name: str, show_diff: bool = False) -> None:
     mode = Mode(mode_name)
     try:
         specs = find_specs(paths or (DEFAULT_PATH,))
@@ -26,7 +28,7 @@ def run_flows(paths: tuple[str, ...], mode_name: str) -> None:
         out(f"error: {exc}")
         sys.exit(2)
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
-    summary = asyncio.run(_run_all(specs, mode))
+    summary = asyncio.run(_run_all(specs, mode, show_diff))
     passed = sum(flow.passed for flow in summary.flows)
     failed = len(summary.flows) - passed
     tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
@@ -34,7 +36,7 @@ def run_flows(paths: tuple[str, ...], mode_name: str) -> None:
     sys.exit(summary.exit_code)
 
 
-async def _run_all(specs: list[Path], mode: Mode) -> Summary:
+async def _run_all(specs: list[Path], mode: Mode, show_diff: bool) -> Summary:
     summary = Summary()
     for path in specs:
         try:
@@ -46,6 +48,8 @@ async def _run_all(specs: list[Path], mode: Mode) -> Summary:
             continue
         summary.flows.append(outcome)
         _print_outcome(outcome)
+        if show_diff and outcome.trace_written:
+            _print_diff(outcome)
     return summary
 
 
@@ -63,6 +67,20 @@ def _print_outcome(flow: FlowOutcome) -> None:
         out(indent(reason))
     for warning in flow.warnings:
         out(indent(f"warning: {warning}"))
+
+
+def _print_diff(flow: FlowOutcome) -> None:
+    if flow.previous_trace is None:
+        out(indent("diff: no previous trace to compare with (first recording)"))
+        return
+    new = load_trace(flow.trace_written) if flow.trace_written else None
+    changes = diff_traces(flow.previous_trace, new) if new else []
+    if not changes:
+        out(indent("diff: no trajectory changes against the previous trace"))
+        return
+    out(indent("diff against the previous trace (review before committing):"))
+    for change in changes:
+        out(indent(f"- {change}", "        "))
 
 
 def find_specs(paths: Iterable[str]) -> list[Path]:

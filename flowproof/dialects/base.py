@@ -116,6 +116,10 @@ class Dialect:
     def error_body(self, message: str, kind: str) -> dict[str, Any]:
         raise NotImplementedError
 
+    def text_response(self, request: Any, text: str) -> Any:
+        """A complete, minimal answer of `text` in this API's shape (for `flowproof doctor`)."""
+        raise NotImplementedError
+
 
 def dialect_for_path(path: str) -> Dialect | None:
     """The dialect whose marker ends the path, else one whose marker appears in it.

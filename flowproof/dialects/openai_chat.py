@@ -129,6 +129,25 @@ class OpenAIChat(Dialect):
     def error_body(self, message: str, kind: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 
+    def text_response(self, request: Any, text: str) -> Any:
+        model = request.get("model") if isinstance(request, dict) else None
+        return {
+            "id": "chatcmpl-flowproof-doctor",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model or "flowproof-doctor",
+            "system_fingerprint": None,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                }
+            ],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }
+
 
 def _messages(request: Any) -> list[dict[str, Any]]:
     messages = request.get("messages") if isinstance(request, dict) else None

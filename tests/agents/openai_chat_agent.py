@@ -41,6 +41,17 @@ TOOLS = [
         },
     },
 ]
+if os.environ.get("AGENT_VISA"):  # a new version of the agent that also checks visas
+    TOOLS.append(
+        {
+            "type": "function",
+            "function": {
+                "name": "check_visa",
+                "description": "Check visa rules for a country",
+                "parameters": {"type": "object", "properties": {"country": {"type": "string"}}},
+            },
+        }
+    )
 SYSTEM = "You are a travel assistant. Use the tools to search and book flights."
 BUG = os.environ.get("AGENT_BUG", "")
 
@@ -48,6 +59,10 @@ BUG = os.environ.get("AGENT_BUG", "")
 def search_flights(destination, date=None):
     # Volatile on purpose: the spec mocks this result so replays stay identical.
     return {"flights": [{"id": "KQ311", "dest": destination}], "searched_at": time.time()}
+
+
+def check_visa(country):
+    return {"visa_required": False, "country": country}
 
 
 def create_booking(flight, passenger=None):
@@ -79,7 +94,10 @@ def main():
     if BUG == "no-model":
         print("Hello! (answered without a model)")
         return
-    client = OpenAI()
+    if BUG == "hardcoded-base-url":  # ignores OPENAI_BASE_URL: the commonest wiring bug
+        client = OpenAI(base_url="http://127.0.0.1:9/v1", max_retries=0)
+    else:
+        client = OpenAI()
     messages = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]},
@@ -105,9 +123,11 @@ def main():
             }
         )
         for call in message.tool_calls:
-            handler = {"search_flights": search_flights, "create_booking": create_booking}[
-                call.function.name
-            ]
+            handler = {
+                "search_flights": search_flights,
+                "create_booking": create_booking,
+                "check_visa": check_visa,
+            }[call.function.name]
             result = handler(**json.loads(call.function.arguments))
             messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}

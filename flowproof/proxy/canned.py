@@ -1,0 +1,25 @@
+"""CannedBackend: answers every model call with one fixed text, for `flowproof doctor`.
+
+Like replay it has no network client: doctor needs no key, no spec and no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flowproof.dialects.base import Dialect
+from flowproof.proxy.traffic import Answer, Traffic
+from flowproof.trace.model import Turn
+
+CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."
+
+
+class CannedBackend:
+    def __init__(self, traffic: Traffic) -> None:
+        self.traffic = traffic
+
+    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
+        response = dialect.text_response(request, CANNED_TEXT)
+        self.traffic.turns.append(Turn(dialect.name, request, response))
+        return Answer(200, response)
