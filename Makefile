@@ -1,4 +1,5 @@
 # One command each for a fresh clone:  `make demo` (install + replay the demo),  `make test`.
+# Needs Python >= 3.11, and Node 20 + npm for the Node client the tests drive.
 VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
@@ -11,7 +12,14 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-install: $(VENV)/.installed
+# The Node client the end-to-end tests drive (npm `openai`), installed from its lockfile.
+NODE_AGENTS := tests/agents/node
+NODE_STAMP := $(NODE_AGENTS)/node_modules/.package-lock.json
+
+$(NODE_STAMP): $(NODE_AGENTS)/package-lock.json
+	npm ci --prefix $(NODE_AGENTS) --no-audit --no-fund
+
+install: $(VENV)/.installed $(NODE_STAMP)
 
 demo: install
 	flowproof run examples/agent-demo/specs/
@@ -20,4 +28,4 @@ lint: install
 	ruff check .
 
 test: install lint
-	pytest -q
+	pytest -q -rs
