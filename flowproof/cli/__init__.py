@@ -3,6 +3,8 @@ each subcommand imports the engine when it runs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from flowproof import __version__
@@ -16,13 +18,26 @@ def main() -> None:
     """Deterministic tests for AI agents: record the model traffic once, replay it in CI."""
 
 
+def _report_options(command: Any) -> Any:
+    for kind in ("junit", "markdown", "html"):
+        command = click.option(
+            f"--{kind}",
+            kind,
+            metavar="FILE",
+            default=None,
+            help=f"Also write the {kind} report of this run to FILE.",
+        )(command)
+    return command
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-def run(paths: tuple[str, ...]) -> None:
+@_report_options
+def run(paths: tuple[str, ...], html: str | None, markdown: str | None, junit: str | None) -> None:
     """Replay every spec under PATHS (default: specs/) against its trace. Never records."""
     from flowproof.cli.flows import run_flows
 
-    run_flows(paths, "replay")
+    run_flows(paths, "replay", reports={"html": html, "markdown": markdown, "junit": junit})
 
 
 @main.command()
@@ -66,6 +81,23 @@ def doctor(command: str, prompt: str | None, timeout: float | None) -> None:
     from flowproof.cli.doctor import run_doctor_command
 
     run_doctor_command(command, prompt, timeout)
+
+
+@main.command()
+@click.option(
+    "--runs",
+    default=".flowproof/runs",
+    show_default=True,
+    metavar="DIR",
+    help="Where the run records are.",
+)
+@click.option("--html", default=None, metavar="FILE", help="Also write the summary as HTML.")
+@click.option("--markdown", default=None, metavar="FILE", help="Also write it as markdown.")
+def audit(runs: str, html: str | None, markdown: str | None) -> None:
+    """The latest verdict of every control (`control: <id>` flows) across run records."""
+    from flowproof.cli.audit import audit_command
+
+    audit_command(runs, html, markdown)
 
 
 @main.command("help-matchers")

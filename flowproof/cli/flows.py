@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from flowproof import __version__
 from flowproof.cli.output import indent, out
+from flowproof.cli.publish import publish
 from flowproof.engine.outcome import FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
+from flowproof.engine.runrecord import flow_entry, load_run_record, write_run_record
 from flowproof.engine.tracediff import diff_traces
 from flowproof.errors import FlowproofError
 from flowproof.spec.load import load_spec
@@ -20,7 +25,12 @@ from flowproof.trace.store import load_trace
 DEFAULT_PATH = "specs"
 
 
-def run_flows(paths: tuple[str, ...], mode_name: str, show_diff: bool = False) -> None:
+def run_flows(
+    paths: tuple[str, ...],
+    mode_name: str,
+    show_diff: bool = False,
+    reports: Mapping[str, str | None] | None = None,
+) -> None:
     mode = Mode(mode_name)
     try:
         specs = find_specs(paths or (DEFAULT_PATH,))
@@ -28,29 +38,40 @@ def run_flows(paths: tuple[str, ...], mode_name: str, show_diff: bool = False) -
         out(f"error: {exc}")
         sys.exit(2)
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
-    summary = asyncio.run(_run_all(specs, mode, show_diff))
+    started = datetime.now(UTC)
+    summary, entries, secrets = asyncio.run(_run_all(specs, mode, show_diff))
     passed = sum(flow.passed for flow in summary.flows)
     failed = len(summary.flows) - passed
     tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
     out(f"\nflows: {passed} passed, {failed} failed{tail}")
+    record_path = write_run_record(summary, mode.value, started, entries, os.environ, secrets)
+    out(f"run record: {record_path}")
+    publish(load_run_record(record_path), reports or {})
     sys.exit(summary.exit_code)
 
 
-async def _run_all(specs: list[Path], mode: Mode, show_diff: bool) -> Summary:
+async def _run_all(
+    specs: list[Path], mode: Mode, show_diff: bool
+) -> tuple[Summary, list[dict[str, Any]], dict[str, str]]:
     summary = Summary()
+    entries: list[dict[str, Any]] = []
+    secrets: dict[str, str] = {}
     for path in specs:
         try:
             suite = find_suite(path, Path.cwd())
-            outcome = await run_flow(load_spec(path), mode, suite=suite)
+            loaded = load_spec(path)
+            outcome = await run_flow(loaded, mode, suite=suite)
         except FlowproofError as exc:
             summary.errors.append(str(exc))
             out(f"ERROR {path}\n{indent(str(exc))}")
             continue
         summary.flows.append(outcome)
+        entries.append(flow_entry(outcome, loaded))
+        secrets.update(outcome.secrets)
         _print_outcome(outcome)
         if show_diff and outcome.trace_written:
             _print_diff(outcome)
-    return summary
+    return summary, entries, secrets
 
 
 def _print_outcome(flow: FlowOutcome) -> None:

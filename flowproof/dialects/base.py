@@ -96,6 +96,11 @@ class Dialect:
     def system_prompt(self, request: Any) -> str:
         raise NotImplementedError
 
+    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
+        """(tool name, content) of the tool results this request reports back to the model:
+        those after its last assistant turn, as the model saw them (after substitution)."""
+        return []
+
     def envelope(self, request: Any) -> Envelope:
         raise NotImplementedError
 

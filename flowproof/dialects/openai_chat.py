@@ -33,6 +33,20 @@ class OpenAIChat(Dialect):
                 return _text(message.get("content"))
         return ""
 
+    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
+        messages = _messages(request)
+        names: dict[str, str] = {}
+        results: list[tuple[str, str]] = []
+        for message in messages:
+            if message.get("role") == "assistant":
+                results = []
+                for call in message.get("tool_calls") or []:
+                    names[str(call.get("id"))] = str((call.get("function") or {}).get("name", ""))
+            elif message.get("role") == "tool":
+                call_id = str(message.get("tool_call_id"))
+                results.append((names.get(call_id, call_id), _text(message.get("content"))))
+        return results
+
     def envelope(self, request: Any) -> Envelope:
         body = request if isinstance(request, dict) else {}
         tools = tuple(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +12,7 @@ from flowproof.assertions.trajectory import Trajectory
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.url import TriggerOutcome
 from flowproof.matching.divergence import Divergence
-from flowproof.trace.model import Trace
+from flowproof.trace.model import Trace, Turn
 
 
 class Mode(enum.StrEnum):
@@ -39,6 +39,10 @@ class FlowOutcome:
     trace_written: Path | None = None
     previous_trace: Trace | None = None
     """At record: the trace this record replaced, for `record --diff`."""
+    turns: tuple[Turn, ...] = ()
+    """The turns served or recorded, in arrival order (for the run record's timeline)."""
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    """Declared secret values (name → value), so every report can redact them."""
 
     @property
     def passed(self) -> bool:

@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flowproof import __version__
-from flowproof.assertions.evaluate import Verdict, evaluate
+from flowproof.assertions.evaluate import Verdict
+from flowproof.assertions.secrets import redact
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import ToolMock
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.drive import drive
+from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.trajectory import build_trajectory
@@ -28,7 +30,6 @@ from flowproof.proxy.forward import KEY_VARIABLES, ForwardBackend, Upstream
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.spec.load import LoadedSpec
-from flowproof.spec.refs import resolve
 from flowproof.spec.suite import Suite
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
@@ -49,6 +50,7 @@ async def run_flow(
             loaded, mode, f"no trace at {trace_path}; run `flowproof record {loaded.path}` first"
         )
 
+    secret_values = declared_secrets(loaded, environ)
     traffic = Traffic()
     mocks = {tool.name: _mock(tool.result, tool.results) for tool in spec.tools if tool.is_mocked}
     backend = (
@@ -82,23 +84,22 @@ async def run_flow(
     if not reasons:
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
-        steps = [(step.ref, step.assertion) for step in loaded.assertions]
-        verdicts = tuple(
-            evaluate(
-                steps, trajectory, strict=spec.strict, resolve=lambda text: resolve(text, environ)
-            )
-        )
+        verdicts = judge(loaded, trajectory, traffic.turns, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     written, replaced = None, None
     if mode is Mode.RECORD and not reasons:
-        secrets = [environ[name] for name in KEY_VARIABLES if environ.get(name)]
-        write_trace(trace_path, Trace(tuple(traffic.turns), __version__), secrets=secrets)
+        # The secret scan above ran before this write: a leak never mints a trace.
+        never_stored = [
+            *secret_values.values(),
+            *(environ[name] for name in KEY_VARIABLES if environ.get(name)),
+        ]
+        write_trace(trace_path, Trace(tuple(traffic.turns), __version__), secrets=never_stored)
         written, replaced = trace_path, previous
     return FlowOutcome(
         spec_path=loaded.path,
         name=spec.name,
         mode=mode,
-        reasons=tuple(reasons),
+        reasons=tuple(redact(reason, secret_values) for reason in reasons),
         verdicts=verdicts,
         served=len(traffic.turns),
         recorded=recorded,
@@ -108,6 +109,8 @@ async def run_flow(
         trace_written=written,
         previous_trace=replaced,
         warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
+        secrets=secret_values,
+        turns=tuple(traffic.turns),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from flowproof.assertions import secrets
 from flowproof.assertions.evaluate import StepRef
 from flowproof.assertions.grammar import Assertion, GrammarError, ToolCallAssertion, parse_step
 from flowproof.errors import SpecError
@@ -22,7 +23,7 @@ from flowproof.spec.model import FlowSpec
 
 Location = tuple[str | int, ...]
 PROMPT = "prompt"
-ASSERTION_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
+ASSERTION_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert", secrets.KIND)
 STEP_KINDS = (PROMPT, *ASSERTION_KINDS)
 
 
@@ -33,7 +34,7 @@ class AssertionStep:
     ref: StepRef
     kind: str
     text: str
-    assertion: Assertion
+    assertion: Assertion | secrets.SecretLeakAssertion
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,8 +221,10 @@ def _parse_steps(
             continue
         ref = StepRef(number=index + 1, file=path.name, line=line or 0)
         try:
-            assertion = parse_step(kind, text)
-        except GrammarError as exc:
+            assertion = (
+                secrets.parse_secret_step(text) if kind == secrets.KIND else parse_step(kind, text)
+            )
+        except (GrammarError, secrets.SecretStepError) as exc:
             raise SpecError(path, line, f"step {index + 1} ({kind}): {exc}") from None
         assertions.append(AssertionStep(ref, kind, text, assertion))
     return prompts, assertions

@@ -88,5 +88,8 @@ class FlowSpec(_Strict):
     tools: list[ToolSpec] = []
     strict: bool = False
     """When true, every tool call must be listed by an assert_tool_call step."""
+    control: str | None = Field(default=None, min_length=1)
+    """The id of the control this flow evidences (e.g. `sec.no-transfer-in-readonly`); its
+    verdict is recorded in the run record and summarised by `flowproof audit`."""
     steps: list[Any] = Field(min_length=1)
     """Prompt and assertion steps; validated one by one in load.py."""

@@ -102,6 +102,8 @@ def main():
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]},
     ]
+    if BUG == "leak-secret":  # a careless agent that pastes its database password into the prompt
+        messages[1]["content"] += f" (connect with password {os.environ['DB_PASSWORD']})"
     model = os.environ.get("AGENT_MODEL", "gpt-4o-mini")
     while True:
         if os.environ.get("AGENT_STREAM"):

@@ -1,0 +1,98 @@
+"""assert_no_secret_leak: declared secret VALUES must not appear in the model traffic.
+
+The step names environment variables, never values; the values are read at execution and
+looked for in every recorded or served request and response body. A report names the variable
+and where its value appeared, never the value itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flowproof.assertions.evaluate import StepRef, Verdict
+
+KIND = "assert_no_secret_leak"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHOWN_PLACES = 3
+
+
+class SecretStepError(ValueError):
+    """The step's text is not a list of environment variable names."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretLeakAssertion:
+    names: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return KIND
+
+    def __str__(self) -> str:
+        return f"{KIND} {' '.join(self.names)}"
+
+
+def parse_secret_step(text: str) -> SecretLeakAssertion:
+    names = tuple(text.replace(",", " ").split())
+    bad = [name for name in names if not _NAME.match(name)]
+    if not names or bad:
+        shown = f"'{bad[0]}' is not" if bad else "nothing was given as"
+        raise SecretStepError(
+            f"{shown} an environment variable name; write "
+            f"`{KIND}: NAME [NAME...]` with the variables that hold secrets"
+        )
+    return SecretLeakAssertion(names)
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """One body to scan, with a label for messages: `turn 2 request`."""
+
+    label: str
+    value: Any
+
+
+def check_secrets(
+    ref: StepRef, assertion: SecretLeakAssertion, bodies: Sequence[Body], secrets: Mapping[str, str]
+) -> Verdict:
+    """`secrets` maps each declared name to its value (the engine refuses unset names)."""
+    leaks = []
+    for name in assertion.names:
+        places = [
+            f"{body.label} at {path}"
+            for body in bodies
+            for path in _places(body.value, secrets[name])
+        ]
+        if places:
+            shown = ", ".join(places[:_SHOWN_PLACES])
+            more = len(places) - _SHOWN_PLACES
+            leaks.append(
+                f"the value of {name} appeared in {shown}"
+                + (f" and {more} more place{'s' * (more != 1)}" if more > 0 else "")
+            )
+    message = f"{ref}: {assertion} — {'; '.join(leaks)}" if leaks else ""
+    return Verdict(ref, str(assertion), not leaks, message)
+
+
+def _places(value: Any, secret: str, path: str = "") -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if secret in str(key):
+                yield f"{path or '(body)'} (a key)"
+            yield from _places(item, secret, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _places(item, secret, f"{path}[{index}]")
+    elif isinstance(value, str) and secret in value:
+        yield path or "(body)"
+
+
+def redact(text: str, secrets: Mapping[str, str]) -> str:
+    """Replace every secret value in `text` by `[redacted NAME]`."""
+    for name, value in secrets.items():
+        if value:
+            text = text.replace(value, f"[redacted {name}]")
+    return text

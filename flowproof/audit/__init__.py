@@ -1,0 +1,1 @@
+"""`flowproof audit`: the latest verdict of every declared control, across run records."""

@@ -1,0 +1,74 @@
+"""Run records → one row per control: the latest verdict, what it asserted, what enforced it.
+
+A control stands out when its latest run failed, or when it asserts egress but its run was not
+contained: a pass that nothing enforced is not the same evidence as a certified one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flowproof.engine.runrecord import load_run_record
+
+CONTAINED = "contained"
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRow:
+    id: str
+    verdict: str
+    lanes: tuple[str, ...]
+    containment: str
+    run_id: str
+    run_at: str
+    spec: str
+    flow: str
+
+    @property
+    def attention(self) -> str:
+        """Why a reviewer should look at this row, or "" when it is a plain pass."""
+        if self.verdict != "pass":
+            return "latest run failed"
+        if "egress" in self.lanes and not self.containment.startswith(CONTAINED):
+            return "asserts egress but was not contained"
+        return ""
+
+
+def summarize(runs_dir: Path) -> tuple[list[ControlRow], int]:
+    """(rows sorted by control id, number of run records read)."""
+    records = sorted(runs_dir.glob("*/report.json")) if runs_dir.is_dir() else []
+    latest: dict[str, ControlRow] = {}
+    for path in records:  # run ids sort by time, so later records overwrite earlier ones
+        record = load_run_record(path)
+        for flow in record.get("flows", []):
+            control = flow.get("control")
+            if control:
+                latest[control["id"]] = _row(record, flow, control)
+    return [latest[key] for key in sorted(latest)], len(records)
+
+
+def _row(record: dict[str, Any], flow: dict[str, Any], control: dict[str, Any]) -> ControlRow:
+    return ControlRow(
+        id=control["id"],
+        verdict=control["verdict"],
+        lanes=tuple(control.get("lanes", ())),
+        containment=control.get("containment", "unknown"),
+        run_id=record["run_id"],
+        run_at=record.get("started_at", ""),
+        spec=flow["spec"],
+        flow=flow["name"],
+    )
+
+
+def render(rows: list[ControlRow], runs: int, template: str) -> str:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    environment = Environment(
+        loader=PackageLoader("flowproof.audit"),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(["html"]),
+        keep_trailing_newline=True,
+    )
+    return environment.get_template(template).render(rows=rows, runs=runs)

@@ -1,0 +1,36 @@
+"""`flowproof audit`: print the controls summary, optionally as HTML / markdown files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from flowproof.audit.summarize import render, summarize
+from flowproof.cli.output import out
+from flowproof.errors import FlowproofError
+from flowproof.trace.store import write_text_atomic
+
+
+def audit_command(runs: str, html: str | None, markdown: str | None) -> None:
+    try:
+        rows, count = summarize(Path(runs))
+    except FlowproofError as exc:
+        out(f"error: {exc}")
+        sys.exit(2)
+    if html:
+        write_text_atomic(Path(html), render(rows, count, "audit.html.j2"))
+    if markdown:
+        write_text_atomic(Path(markdown), render(rows, count, "audit.md.j2"))
+    if not rows:
+        out(f"no controls found in {count} run record{'s' * (count != 1)} under {runs}")
+        return
+    out(f"{len(rows)} control{'s' * (len(rows) != 1)} (latest verdict each, from {count} runs):")
+    for row in rows:
+        mark = "!" if row.attention else " "
+        note = f"  ← {row.attention}" if row.attention else ""
+        out(
+            f"{mark} {row.id:<32} {row.verdict.upper():<5} lanes: {', '.join(row.lanes):<28} "
+            f"containment: {row.containment:<12} run {row.run_id}{note}"
+        )
+    # Exit 1 when any control needs attention, so CI can gate on the audit itself.
+    sys.exit(1 if any(row.attention for row in rows) else 0)

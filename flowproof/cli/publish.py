@@ -1,0 +1,46 @@
+"""After a run: the report files asked for, and, inside GitHub Actions, the job summary and
+`::error` annotations. Everything here reads the run record, never live objects."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flowproof.cli.output import annotate_error, out
+
+
+def publish(record: dict[str, Any], reports: Mapping[str, str | None]) -> None:
+    wanted = {kind: path for kind, path in reports.items() if path}
+    if wanted:
+        from flowproof.report.render import write_reports
+
+        write_reports(
+            record,
+            html=wanted.get("html"),
+            markdown=wanted.get("markdown"),
+            junit=wanted.get("junit"),
+        )
+        for kind, path in wanted.items():
+            out(f"{kind} report: {path}")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _github(record)
+
+
+def _github(record: dict[str, Any]) -> None:
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        from flowproof.report.render import render_markdown
+
+        with Path(summary_path).open("a", encoding="utf-8") as handle:
+            handle.write(render_markdown(record) + "\n")
+    for flow in record["flows"]:
+        if flow["verdict"] != "fail":
+            continue
+        failed_steps = [s for s in flow["steps"] if s["verdict"] == "fail" and s["line"]]
+        if failed_steps:
+            for step in failed_steps:
+                annotate_error(flow["spec"], step["line"], step["message"])
+        else:
+            annotate_error(flow["spec"], None, flow["reasons"][0] if flow["reasons"] else "failed")
