@@ -1,1 +1,230 @@
-"""Anthropic Messages (`…/messages`)."""
+"""Anthropic Messages (`…/messages`).
+
+Three things set this API apart from chat completions:
+
+- A tool call's `input` is a JSON object, not a string. flowproof still hands the assertions a
+  raw argument string, made by one canonical serialisation (`canonical_input`), so the same
+  arguments read the same in every dialect. The trace stores the object as it arrived; only
+  the facts derived from it are serialised.
+- Tool results travel back as `tool_result` blocks inside a `user` message, tied to the call by
+  `tool_use_id`.
+- A streaming client drops every SSE event that has no `event:` line (anthropic-python
+  `_streaming.py`, the npm SDK likewise), so every frame names its event.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from flowproof.dialects.base import Dialect, Envelope, ToolMocks, sse_frame
+
+_TEXT_BLOCKS = ("text", "thinking")
+"""Blocks whose same-named field starts empty and streams as `<field>_delta` pieces."""
+_JSON_INPUT_BLOCKS = ("tool_use", "server_tool_use")
+"""Blocks whose `input` streams as `input_json_delta` pieces."""
+_STOP_FIELDS = ("stop_reason", "stop_sequence", "stop_details", "container")
+"""Message fields that are null in message_start and arrive in message_delta. The SDK
+overwrites the first three from message_delta, so each must come back there."""
+
+
+def canonical_input(value: Any) -> str:
+    """The raw argument string for a tool_use `input` object.
+
+    `json.dumps` with its default separators (`", "`, `": "`) and `ensure_ascii=False`, keys in
+    the order they arrived. That is byte-for-byte what Python's `json.dumps` gives for the
+    same object, which is how the openai SDK's users and the scripted test model write
+    chat-completion arguments, so an assertion message quotes the same text for either API.
+    It is derived, never matched: matching compares the parsed bodies.
+    """
+    return json.dumps(value, ensure_ascii=False)
+
+
+class AnthropicMessages(Dialect):
+    name = "anthropic_messages"
+    path_marker = "/messages"
+    upstream_path = "/messages"
+    upstream_variable = "ANTHROPIC_BASE_URL"
+    upstream_variable_adds_v1 = True
+    default_upstream = "https://api.anthropic.com/v1"
+    # The response shape depends on both, so they reach the upstream exactly as the agent sent
+    # them: anthropic-python 2.14 sends anthropic-version 2026-10-21, litellm 2023-06-01.
+    passthrough_headers = ("anthropic-version", "anthropic-beta")
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """Anthropic takes the bare key in `x-api-key`; a `Bearer ` prefix is dropped."""
+        if key[:7].lower() == "bearer ":
+            key = key[7:].strip()
+        return {"x-api-key": key}
+
+    # -- facts read from bodies -------------------------------------------------------------
+    def tool_calls(self, response: Any) -> list[tuple[str, str]]:
+        return [
+            (str(block.get("name", "")), canonical_input(block.get("input", {})))
+            for block in _blocks(response)
+            if block.get("type") == "tool_use"
+        ]
+
+    def reply_text(self, response: Any) -> str | None:
+        blocks = _blocks(response)
+        if any(block.get("type") == "tool_use" for block in blocks):
+            return None
+        return _joined_text(blocks)
+
+    def system_prompt(self, request: Any) -> str:
+        system = request.get("system") if isinstance(request, dict) else None
+        if isinstance(system, str):
+            return system
+        return _joined_text(system if isinstance(system, list) else [])
+
+    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
+        names: dict[str, str] = {}
+        results: list[tuple[str, str]] = []
+        for message in _messages(request):
+            blocks = _blocks(message)
+            if message.get("role") == "assistant":
+                results = []
+                names.update(
+                    (str(b.get("id")), str(b.get("name", "")))
+                    for b in blocks
+                    if b.get("type") == "tool_use"
+                )
+                continue
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    call_id = str(block.get("tool_use_id"))
+                    content = block.get("content")
+                    text = content if isinstance(content, str) else _joined_text(content or [])
+                    results.append((names.get(call_id, call_id), text))
+        return results
+
+    def envelope(self, request: Any) -> Envelope:
+        body = request if isinstance(request, dict) else {}
+        tools = tuple(
+            str(tool.get("name", tool.get("type", "?")))
+            for tool in body.get("tools") or []
+            if isinstance(tool, dict)
+        )
+        return Envelope(
+            model=body.get("model"),
+            tools=tools,
+            roles=tuple(_role(message) for message in _messages(request)),
+        )
+
+    # -- rewriting and rendering ------------------------------------------------------------
+    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
+        if not mocks or not _messages(request):
+            return request
+        request = copy.deepcopy(request)
+        call_names: dict[str, str] = {}
+        occurrence: dict[str, int] = {}
+        seen_per_tool: dict[str, int] = {}
+        for message in _messages(request):
+            for block in _blocks(message):
+                if message.get("role") == "assistant" and block.get("type") == "tool_use":
+                    name, call_id = str(block.get("name", "")), str(block.get("id"))
+                    call_names[call_id] = name
+                    # The k-th call of a tool in the conversation gets the k-th result, so the
+                    # substitution depends on the request alone, not on proxy state.
+                    occurrence[call_id] = seen_per_tool.get(name, 0)
+                    seen_per_tool[name] = occurrence[call_id] + 1
+                elif message.get("role") == "user" and block.get("type") == "tool_result":
+                    call_id = str(block.get("tool_use_id"))
+                    name = call_names.get(call_id)
+                    if name in mocks:
+                        block["content"] = mocks[name].content_for(name, occurrence[call_id])
+        return request
+
+    def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
+        """The recorded message as the event sequence the API streams: message_start (no
+        content, no stop reason), then per block start / delta / stop, then message_delta and
+        message_stop. An SDK that assembles it rebuilds exactly the recorded message."""
+        body = response if isinstance(response, dict) else {}
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        stopped = [f for f in _STOP_FIELDS if f in body or f in ("stop_reason", "stop_sequence")]
+        message = {**body, "content": [], **dict.fromkeys(stopped)}
+        frames = [_event("message_start", message=message)]
+        for index, block in enumerate(_blocks(response)):
+            frames.extend(_block_events(index, block))
+        delta = {field: body.get(field) for field in stopped}
+        output_tokens = usage.get("output_tokens", 0)
+        frames.append(_event("message_delta", delta=delta, usage={"output_tokens": output_tokens}))
+        frames.append(_event("message_stop"))
+        return frames
+
+    def error_body(self, message: str, kind: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def text_response(self, request: Any, text: str) -> Any:
+        model = request.get("model") if isinstance(request, dict) else None
+        return {
+            "id": "msg_flowproof_doctor",
+            "type": "message",
+            "role": "assistant",
+            "model": model or "flowproof-doctor",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+
+
+def _block_events(index: int, block: dict[str, Any]) -> list[bytes]:
+    kind = block.get("type")
+    start, deltas = dict(block), []
+    if kind in _TEXT_BLOCKS:
+        start[kind] = ""
+        deltas.append({"type": f"{kind}_delta", kind: block.get(kind, "")})
+        if kind == "thinking" and "signature" in block:
+            start["signature"] = ""
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind in _JSON_INPUT_BLOCKS:
+        # The input starts as {} and is the concatenation of the partial_json pieces.
+        start["input"] = {}
+        deltas.append(
+            {"type": "input_json_delta", "partial_json": canonical_input(block.get("input", {}))}
+        )
+    # Any other block (redacted_thinking, server tool results) arrives whole in its start.
+    return [
+        _event("content_block_start", index=index, content_block=start),
+        *(_event("content_block_delta", index=index, delta=delta) for delta in deltas),
+        _event("content_block_stop", index=index),
+    ]
+
+
+def _event(kind: str, **fields: Any) -> bytes:
+    return sse_frame({"type": kind, **fields}, event=kind)
+
+
+def _role(message: dict[str, Any]) -> str:
+    """The role, with its non-text block types: `user(tool_result)`, `assistant(text+tool_use)`.
+
+    A tool turn and a typed question are both `user` on the wire; naming the blocks lets the
+    envelope line of a divergence show which one moved."""
+    role = str(message.get("role"))
+    content = message.get("content")
+    if not isinstance(content, list):
+        return role
+    kinds = list(dict.fromkeys(str(b.get("type")) for b in content if isinstance(b, dict)))
+    return f"{role}({'+'.join(kinds)})" if kinds and kinds != ["text"] else role
+
+
+def _messages(request: Any) -> list[dict[str, Any]]:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    """The content blocks of a response or a message; none when the content is a string."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _joined_text(blocks: list[Any]) -> str:
+    return "".join(
+        str(block.get("text", ""))
+        for block in blocks
+        if isinstance(block, dict) and block.get("type") == "text"
+    )

@@ -127,20 +127,20 @@ class Dialect:
 
 
 def dialect_for_path(path: str) -> Dialect | None:
-    """The dialect whose marker ends the path, else one whose marker appears in it.
+    """The dialect whose marker comes first in the path AND ends it (trailing slashes ignored).
 
-    Ending wins so that a path naming two APIs (`/chat/completions/x/messages`) routes by its
-    last segment, and a doubled or missing `/v1` still routes by substring.
+    A doubled or missing `/v1` in front still routes; a sub-resource such as
+    `/v1/messages/count_tokens` (a different, billed endpoint) or
+    `/v1/chat/completions/{id}/messages` is not a model call this proxy serves.
     """
-    trimmed = path.rstrip("/")
-    dialects = list(Dialect._registry.values())
-    for dialect in dialects:
-        if trimmed.endswith(dialect.path_marker):
-            return dialect
-    for dialect in dialects:
-        if dialect.path_marker in path:
-            return dialect
-    return None
+    tail = path.rstrip("/")
+    found = [
+        (tail.find(d.path_marker), d) for d in Dialect._registry.values() if d.path_marker in tail
+    ]
+    if not found:
+        return None
+    _, first = min(found, key=lambda pair: pair[0])
+    return first if tail.endswith(first.path_marker) else None
 
 
 def dialect_named(name: str) -> Dialect | None:

@@ -127,3 +127,10 @@ def test_a_failing_rerecord_keeps_the_previous_trace_and_prints_no_diff(
     assert result.code == 1
     assert "diff" not in result.stderr
     assert (recorded / "specs" / "booking.trace.json").read_bytes() == before
+
+
+def test_doctor_answers_an_anthropic_agent_in_its_own_dialect(tmp_path: Path) -> None:
+    result = flowproof("doctor", "--agent", agent_command("anthropic_agent.py"), cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "1 × POST /v1/messages  →  anthropic_messages" in result.stderr
+    assert "The agent exited with code 0." in result.stderr
