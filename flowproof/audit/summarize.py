@@ -68,7 +68,7 @@ def render(rows: list[ControlRow], runs: int, template: str) -> str:
     environment = Environment(
         loader=PackageLoader("flowproof.audit"),
         undefined=StrictUndefined,
-        autoescape=select_autoescape(["html"]),
+        autoescape=select_autoescape(["html", "html.j2"]),
         keep_trailing_newline=True,
     )
     return environment.get_template(template).render(rows=rows, runs=runs)

@@ -84,6 +84,28 @@ def doctor(command: str, prompt: str | None, timeout: float | None) -> None:
 
 
 @main.command()
+@click.argument("run", required=False, metavar="[RUN]")
+@click.option("--html", default=None, metavar="FILE", help="Write the HTML report to FILE.")
+@click.option(
+    "--markdown",
+    default=None,
+    metavar="FILE",
+    help="Write the PR-comment markdown (failures first, < 65,536 characters) to FILE.",
+)
+@click.option(
+    "--junit", default=None, metavar="FILE", help="Write JUnit XML (one testcase per flow) to FILE."
+)
+def report(run: str | None, html: str | None, markdown: str | None, junit: str | None) -> None:
+    """Render a run record as HTML, PR-comment markdown or JUnit XML.
+
+    RUN is a run id, a run directory or a report.json (default: the latest under .flowproof/runs).
+    """
+    from flowproof.cli.report import report_command
+
+    report_command(run, html, markdown, junit)
+
+
+@main.command()
 @click.option(
     "--runs",
     default=".flowproof/runs",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,13 +61,14 @@ async def _run_all(
         try:
             suite = find_suite(path, Path.cwd())
             loaded = load_spec(path)
+            started = time.monotonic()
             outcome = await run_flow(loaded, mode, suite=suite)
         except FlowproofError as exc:
             summary.errors.append(str(exc))
             out(f"ERROR {path}\n{indent(str(exc))}")
             continue
         summary.flows.append(outcome)
-        entries.append(flow_entry(outcome, loaded))
+        entries.append(flow_entry(outcome, loaded, time.monotonic() - started))
         secrets.update(outcome.secrets)
         _print_outcome(outcome)
         if show_diff and outcome.trace_written:

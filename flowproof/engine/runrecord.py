@@ -44,7 +44,9 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%S}Z-{random.token_hex(3)}"
 
 
-def flow_entry(flow: FlowOutcome, loaded: LoadedSpec | None) -> dict[str, Any]:
+def flow_entry(
+    flow: FlowOutcome, loaded: LoadedSpec | None, duration: float | None = None
+) -> dict[str, Any]:
     verdicts = {v.step.number: v for v in flow.verdicts if v.step is not None}
     steps = []
     for step in loaded.assertions if loaded else ():
@@ -100,6 +102,7 @@ def flow_entry(flow: FlowOutcome, loaded: LoadedSpec | None) -> dict[str, Any]:
         },
         "warnings": list(flow.warnings),
         "trace": str(flow.trace_written) if flow.trace_written else None,
+        "duration": None if duration is None else round(duration, 3),
     }
     if loaded and loaded.spec.control:
         entry["control"] = {

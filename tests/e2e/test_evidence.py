@@ -134,3 +134,18 @@ def test_audit_shows_the_latest_verdict_per_control_over_three_runs(
     markdown = (tmp_path / "audit.md").read_text()
     assert "| ⚠ `sec.booking` | ❌ fail (latest run failed) |" in markdown
     assert "containment" in markdown and "not engaged" in markdown
+
+
+def test_audit_html_escapes_what_specs_wrote(tmp_path: Path) -> None:
+    runs = tmp_path / "runs" / "20261129T000000Z-abcdef"
+    runs.mkdir(parents=True)
+    control = {"id": "<script>alert(1)</script>", "verdict": "pass", "lanes": ["reply"],
+               "containment": "not engaged", "evidence": {}}
+    record = {"format_version": 1, "run_id": "20261129T000000Z-abcdef", "started_at": "",
+              "flows": [{"spec": "s.yaml", "name": "<b>flow</b>", "control": control}]}
+    (runs / "report.json").write_text(json.dumps(record))
+    result = flowproof("audit", "--runs", "runs", "--html", "audit.html", cwd=tmp_path)
+    assert result.code == 0, result.output
+    html = (tmp_path / "audit.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;b&gt;flow&lt;/b&gt;" in html

@@ -1,0 +1,363 @@
+"""The run record shaped for reading: failures first, JSON pretty-printed, counts computed.
+
+Every report is rendered from this view, and the view is built from the run-record dict alone
+(`report.json`, see `flowproof.engine.runrecord`), never from live objects, so a report
+rendered later from an old record reads exactly like the one rendered at the end of the run.
+Fields a record may lack (a timeline turn of an unknown dialect, a flow without `control`)
+get explicit defaults here, so the templates can run under `StrictUndefined`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from flowproof.errors import TraceError
+
+LONG_LINES = 12
+"""A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
+LONG_CHARS = 600
+_SPEC_PREFIX = re.compile(r"^(?P<spec>[^\s:]+\.ya?ml)(?::\d+)?:")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A value shown as text: tool-call arguments, a tool result, a reply."""
+
+    text: str
+    """Pretty-printed when the value is JSON, else exactly as recorded."""
+    compact: str
+    """One line: compact JSON, or the text with its line breaks folded."""
+    is_json: bool
+    long: bool
+    """Long enough to collapse behind a `<details>` in HTML."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: Block
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    tool: str
+    content: Block
+
+
+@dataclass(frozen=True, slots=True)
+class TurnView:
+    """One served (or recorded) model turn: what the model was shown, then what it answered."""
+
+    number: int
+    dialect: str
+    known: bool
+    """False when the record could not read the turn (a dialect this flowproof lacks)."""
+    tool_results: list[ToolResult]
+    tool_calls: list[ToolCall]
+    text: Block | None
+
+
+@dataclass(frozen=True, slots=True)
+class DivergenceView:
+    request: int
+    recorded_turn: int | None
+    headline: str
+    envelope: list[str]
+    detail: str
+    """The first differing path with both values, exactly as the record has it."""
+    show_detail: bool
+    location: str
+    """`detail` split for the diff view: where it differs, and both sides ('' when unsplit)."""
+    recorded: str
+    replayed: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    number: int | None
+    line: int | None
+    step: str
+    verdict: str
+    """pass | fail | not evaluated"""
+    message: str
+    detail: str
+    """The message without its `step N (file:line): <step> — ` prefix (the table shows those)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlView:
+    id: str
+    verdict: str
+    lanes: list[str]
+    containment: str
+    failed_steps: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FlowView:
+    index: int
+    """1-based position in the run (the record's order)."""
+    anchor: str
+    spec: str
+    name: str
+    passed: bool
+    verdict: str
+    reasons: list[str]
+    other_reasons: list[str]
+    """The reasons the divergence block does not already show."""
+    first_reason: str
+    failure_type: str
+    """divergence | assertion | run ('' when passed): why, in one word, for JUnit."""
+    prompt: str
+    steps: list[StepView]
+    divergence: DivergenceView | None
+    served: int
+    recorded: int
+    turns_phrase: str
+    timeline: list[TurnView]
+    has_trajectory: bool
+    tool_calls: list[ToolCall]
+    reply: Block | None
+    reply_turn: int | None
+    """The timeline turn whose text is the reply, so the timeline shows it once."""
+    reply_absent_reason: str
+    warnings: list[str]
+    trace: str
+    control: ControlView | None
+    duration: float | None
+    """Seconds, when the record carries a per-flow `duration`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorView:
+    """A spec that could not be run at all (a configuration error, exit code 2)."""
+
+    spec: str
+    """The spec path the message starts with, or '' when it names none."""
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    run_id: str
+    mode: str
+    flowproof_version: str
+    format_version: int
+    started_at: str
+    ended_at: str
+    timestamp: str
+    """`started_at` without its zone designator (JUnit's timestamp; the record's times are UTC)."""
+    duration: float | None
+    exit_code: int
+    status: str
+    """passed | failed | error"""
+    errors: list[ErrorView]
+    flows: list[FlowView]
+    """Failed flows first, each group in run order."""
+    failed: int
+    passed: int
+    record_path: str
+
+
+def build_view(record: dict[str, Any]) -> RunView:
+    """The view of one run record; a record missing a required field is a `TraceError`."""
+    try:
+        return _run(record)
+    except KeyError as exc:
+        raise TraceError(f"not a complete flowproof run record: no {exc.args[0]!r} field") from None
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise TraceError(f"not a complete flowproof run record ({exc})") from None
+
+
+def _run(record: dict[str, Any]) -> RunView:
+    mode = str(record["mode"])
+    flows = [_flow(index, flow, mode) for index, flow in enumerate(record["flows"], 1)]
+    flows.sort(key=lambda flow: flow.passed)  # stable: run order kept within each group
+    failed = sum(not flow.passed for flow in flows)
+    exit_code = int(record["exit_code"])
+    run_id = str(record["run_id"])
+    return RunView(
+        run_id=run_id,
+        mode=mode,
+        flowproof_version=str(record["flowproof_version"]),
+        format_version=int(record["format_version"]),
+        started_at=str(record["started_at"]),
+        ended_at=str(record["ended_at"]),
+        timestamp=str(record["started_at"]).removesuffix("Z"),
+        duration=_seconds_between(record["started_at"], record["ended_at"]),
+        exit_code=exit_code,
+        status={0: "passed", 1: "failed"}.get(exit_code, "error"),
+        errors=[_error(str(message)) for message in record["errors"]],
+        flows=flows,
+        failed=failed,
+        passed=len(flows) - failed,
+        record_path=f".flowproof/runs/{run_id}/report.json",
+    )
+
+
+def _flow(index: int, flow: dict[str, Any], mode: str) -> FlowView:
+    reasons = [str(reason) for reason in flow["reasons"]]
+    divergence = _divergence(flow["divergence"]) if flow["divergence"] else None
+    steps = [_step(step) for step in flow["steps"]]
+    passed = flow["verdict"] == "pass"
+    trajectory = flow["trajectory"]
+    reply = block(trajectory["reply"]) if trajectory and trajectory["reply"] is not None else None
+    timeline = [_turn(turn) for turn in flow["timeline"]]
+    control = flow.get("control")
+    return FlowView(
+        index=index,
+        anchor=f"flow-{index}",
+        spec=str(flow["spec"]),
+        name=str(flow["name"]),
+        passed=passed,
+        verdict=str(flow["verdict"]),
+        reasons=reasons,
+        other_reasons=[r for r in reasons if divergence is None or r != divergence.text],
+        first_reason=reasons[0] if reasons else "",
+        failure_type=_failure_type(passed, divergence, steps),
+        prompt=str(flow["prompt"]),
+        steps=steps,
+        divergence=divergence,
+        served=int(flow["turns"]["served"]),
+        recorded=int(flow["turns"]["recorded"]),
+        turns_phrase=_turns_phrase(mode, flow),
+        timeline=timeline,
+        has_trajectory=trajectory is not None,
+        tool_calls=[
+            ToolCall(str(call["name"]), block(call["arguments"]))
+            for call in (trajectory["tool_calls"] if trajectory else ())
+        ],
+        reply=reply,
+        reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
+        reply_absent_reason=str(trajectory["reply_absent_reason"] or "") if trajectory else "",
+        warnings=[str(warning) for warning in flow["warnings"]],
+        trace=str(flow.get("trace") or ""),
+        control=_control(control) if control else None,
+        duration=float(flow["duration"]) if flow.get("duration") is not None else None,
+    )
+
+
+def _step(step: dict[str, Any]) -> StepView:
+    message = str(step["message"])
+    head, dash, rest = message.partition(" — ")
+    return StepView(
+        number=step["number"],
+        line=step["line"],
+        step=str(step["step"]),
+        verdict=str(step["verdict"]),
+        message=message,
+        detail=rest if dash and str(step["step"]) in head else message,
+    )
+
+
+def _turns_phrase(mode: str, flow: dict[str, Any]) -> str:
+    served, recorded = int(flow["turns"]["served"]), int(flow["turns"]["recorded"])
+    if mode == "record":
+        unwritten = "" if flow.get("trace") else "; no trace written"
+        return f"{served} turn{'s' * (served != 1)} recorded{unwritten}"
+    return f"served {served} of {recorded} recorded turn{'s' * (recorded != 1)}"
+
+
+def _failure_type(passed: bool, divergence: DivergenceView | None, steps: list[StepView]) -> str:
+    if passed:
+        return ""
+    if divergence is not None:
+        return "divergence"
+    if any(step.verdict == "fail" for step in steps):
+        return "assertion"
+    return "run"
+
+
+def _divergence(data: dict[str, Any]) -> DivergenceView:
+    text = str(data["text"])
+    detail = str(data["detail"])
+    envelope = [str(line) for line in data["envelope"]]
+    recorded_turn = data["recorded_turn"]
+    location, found, sides = detail.partition(": recorded ")
+    recorded, split, replayed = sides.rpartition(", replayed ")
+    if not (found and split):
+        location = recorded = replayed = ""
+    return DivergenceView(
+        request=int(data["request"]),
+        recorded_turn=recorded_turn,
+        headline=text.splitlines()[0] if text else "",
+        envelope=envelope,
+        detail=detail,
+        # An extra call's detail is already in its headline; an envelope line is not repeated.
+        show_detail=recorded_turn is not None and detail not in envelope,
+        location=location,
+        recorded=recorded,
+        replayed=replayed,
+        text=text,
+    )
+
+
+def _turn(turn: dict[str, Any]) -> TurnView:
+    known = "tool_calls" in turn
+    text = turn.get("text")
+    return TurnView(
+        number=int(turn["turn"]),
+        dialect=str(turn["dialect"]),
+        known=known,
+        tool_results=[
+            ToolResult(str(r["tool"]), block(r["content"])) for r in turn.get("tool_results", ())
+        ],
+        tool_calls=[
+            ToolCall(str(c["name"]), block(c["arguments"])) for c in turn.get("tool_calls", ())
+        ],
+        text=block(text) if text is not None else None,
+    )
+
+
+def _control(data: dict[str, Any]) -> ControlView:
+    evidence = data.get("evidence") or {}
+    return ControlView(
+        id=str(data["id"]),
+        verdict=str(data["verdict"]),
+        lanes=[str(lane) for lane in data["lanes"]],
+        containment=str(data["containment"]),
+        failed_steps=[str(step) for step in evidence.get("failed_steps", ())],
+    )
+
+
+def _error(message: str) -> ErrorView:
+    found = _SPEC_PREFIX.match(message)
+    return ErrorView(found["spec"] if found else "", message)
+
+
+def block(value: Any) -> Block:
+    """Arguments arrive as the raw string the model sent (timeline) or parsed (trajectory);
+    either way, JSON is shown pretty-printed and anything else exactly as it is."""
+    parsed, is_json = value, not isinstance(value, str)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+            is_json = isinstance(parsed, dict | list)
+        except ValueError:
+            is_json = False
+    if is_json:
+        text = json.dumps(parsed, indent=2, ensure_ascii=False)
+        compact = json.dumps(parsed, ensure_ascii=False)
+    else:
+        text = str(value)
+        compact = " ".join(text.split())
+    return Block(
+        text=text,
+        compact=compact,
+        is_json=is_json,
+        long=text.count("\n") + 1 > LONG_LINES or len(text) > LONG_CHARS,
+    )
+
+
+def _seconds_between(start: str, end: str) -> float | None:
+    try:
+        began = datetime.fromisoformat(start.replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(end.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (ended - began).total_seconds())
