@@ -73,6 +73,12 @@ def test_a_leaked_secret_fails_record_names_the_variable_and_never_the_value(
     assert "DB_PASSWORD" in record_text and PASSWORD not in record_text
     step = json.loads(record_text)["flows"][0]["steps"][-1]
     assert step["verdict"] == "fail" and "the value of DB_PASSWORD appeared" in step["message"]
+    reports = flowproof(
+        "report", "--html", "r.html", "--markdown", "r.md", "--junit", "r.xml", cwd=tmp_path
+    )
+    assert reports.code == 0, reports.output
+    for name in ("r.html", "r.md", "r.xml"):
+        assert "DB_PASSWORD" in (tmp_path / name).read_text()
     on_disk = [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     assert not any(PASSWORD in text for text in on_disk), "the secret reached the disk"
 
@@ -139,13 +145,44 @@ def test_audit_shows_the_latest_verdict_per_control_over_three_runs(
 def test_audit_html_escapes_what_specs_wrote(tmp_path: Path) -> None:
     runs = tmp_path / "runs" / "20261129T000000Z-abcdef"
     runs.mkdir(parents=True)
-    control = {"id": "<script>alert(1)</script>", "verdict": "pass", "lanes": ["reply"],
-               "containment": "not engaged", "evidence": {}}
-    record = {"format_version": 1, "run_id": "20261129T000000Z-abcdef", "started_at": "",
-              "flows": [{"spec": "s.yaml", "name": "<b>flow</b>", "control": control}]}
+    control = {
+        "id": "<script>alert(1)</script>",
+        "verdict": "pass",
+        "lanes": ["reply"],
+        "containment": "not engaged",
+        "evidence": {},
+    }
+    record = {
+        "format_version": 1,
+        "run_id": "20261129T000000Z-abcdef",
+        "started_at": "",
+        "flows": [{"spec": "s.yaml", "name": "<b>flow</b>", "control": control}],
+    }
     (runs / "report.json").write_text(json.dumps(record))
     result = flowproof("audit", "--runs", "runs", "--html", "audit.html", cwd=tmp_path)
     assert result.code == 0, result.output
     html = (tmp_path / "audit.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;b&gt;flow&lt;/b&gt;" in html
+
+
+def test_in_github_actions_run_writes_the_job_summary_and_annotations(recorded: Path) -> None:
+    write_spec(recorded, extra_steps="  - assert: reply contains cancelled\n")
+    summary = recorded / "step-summary.md"
+    result = flowproof(
+        "run",
+        "specs",
+        "--junit",
+        "junit.xml",
+        cwd=recorded,
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert result.code == 1
+    assert (
+        "::error file=specs/booking.yaml,line=12::step 2 (booking.yaml:12): assert reply "
+        "contains cancelled" in result.stdout
+    )
+    assert "Booking assistant books a flight" in summary.read_text()
+    assert "<testcase" in (recorded / "junit.xml").read_text()
+    quiet = flowproof("run", "specs", cwd=recorded)  # outside Actions: no workflow commands
+    assert "::error" not in quiet.stdout
