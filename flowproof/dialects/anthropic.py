@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Envelope, ToolMocks, sse_frame
+from flowproof.dialects.base import Dialect, Envelope, ToolMocks, offered_tools, sse_frame
 
 _TEXT_BLOCKS = ("text", "thinking")
 """Blocks whose same-named field starts empty and streams as `<field>_delta` pieces."""
@@ -102,11 +102,7 @@ class AnthropicMessages(Dialect):
 
     def envelope(self, request: Any) -> Envelope:
         body = request if isinstance(request, dict) else {}
-        tools = tuple(
-            str(tool.get("name", tool.get("type", "?")))
-            for tool in body.get("tools") or []
-            if isinstance(tool, dict)
-        )
+        tools = offered_tools(body)
         return Envelope(
             model=body.get("model"),
             tools=tools,

@@ -147,6 +147,20 @@ def dialect_named(name: str) -> Dialect | None:
     return Dialect._registry.get(name)
 
 
+def offered_tools(request: Any) -> tuple[str, ...]:
+    """Names of the tools a request offers, in order, in any of the three APIs: nested under
+    `function` (chat completions) or flat (Responses, Anthropic); a built-in tool that has no
+    name is shown by its `type`."""
+    tools = request.get("tools") if isinstance(request, dict) else None
+    return tuple(tool_name(tool) for tool in tools or [] if isinstance(tool, dict))
+
+
+def tool_name(tool: dict[str, Any]) -> str:
+    function = tool.get("function")
+    nested = function.get("name") if isinstance(function, dict) else None
+    return str(nested or tool.get("name") or tool.get("type", "?"))
+
+
 def wants_stream(request: Any) -> bool:
     """Streaming is decided by the body alone: SDKs send `Accept: application/json` even when
     they stream, so the header cannot be trusted."""

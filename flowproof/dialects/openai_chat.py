@@ -6,7 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Envelope, ToolMocks, sse_frame
+from flowproof.dialects.base import Dialect, Envelope, ToolMocks, offered_tools, sse_frame
 
 
 class OpenAIChat(Dialect):
@@ -49,11 +49,7 @@ class OpenAIChat(Dialect):
 
     def envelope(self, request: Any) -> Envelope:
         body = request if isinstance(request, dict) else {}
-        tools = tuple(
-            str((tool.get("function") or {}).get("name", tool.get("type", "?")))
-            for tool in body.get("tools") or []
-            if isinstance(tool, dict)
-        )
+        tools = offered_tools(body)
         roles = tuple(str(message.get("role")) for message in _messages(request))
         return Envelope(model=body.get("model"), tools=tools, roles=roles)
 

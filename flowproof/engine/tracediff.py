@@ -14,6 +14,7 @@ from typing import Any
 
 from flowproof.assertions.trajectory import ToolCall
 from flowproof.dialects import dialect_named
+from flowproof.dialects.base import tool_name
 from flowproof.engine.trajectory import build_trajectory, main_thread
 from flowproof.trace.model import Trace
 
@@ -103,8 +104,7 @@ def _tools(request: Any) -> dict[str, Any]:
     named = {}
     for tool in tools if isinstance(tools, list) else []:
         if isinstance(tool, dict):
-            name = tool.get("name") or (tool.get("function") or {}).get("name")
-            named[str(name)] = tool
+            named[tool_name(tool)] = tool
     return named
 
 

@@ -134,3 +134,10 @@ def test_doctor_answers_an_anthropic_agent_in_its_own_dialect(tmp_path: Path) ->
     assert result.code == 0, result.output
     assert "1 × POST /v1/messages  →  anthropic_messages" in result.stderr
     assert "The agent exited with code 0." in result.stderr
+
+
+def test_doctor_answers_an_openai_agents_agent_over_responses(tmp_path: Path) -> None:
+    command = f"OPENAI_AGENTS_DISABLE_TRACING=1 {agent_command('agents_sdk_agent.py')}"
+    result = flowproof("doctor", "--agent", command, cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "POST /v1/responses  →  openai_responses" in result.stderr
