@@ -113,6 +113,19 @@ whose last turn is a tool call has no reply, and the step fails saying so:
 
 The text runs to the end of the line and may contain the word "and".
 
+## assert_no_secret_leak
+
+    assert_no_secret_leak: NAME [NAME...]
+
+Names environment VARIABLES, never values. When the flow runs, each value is read from
+flowproof's environment and looked for in every request and response body that crossed the
+model boundary: at record before the trace is written (so a leak writes no trace), at replay in
+the traffic served. A failure names the variable and where its value appeared, never the value;
+an unset or empty variable is a configuration error (exit 2), not a pass. See
+[controls.md](controls.md).
+
+    step 4 (report.yaml:15): assert_no_secret_leak DB_PASSWORD — the value of DB_PASSWORD appeared in turn 1 request at messages[1].content
+
 ## Argument paths
 
 A path is dotted and may index arrays: `passengers.0.name`. A segment of digits indexes a list
