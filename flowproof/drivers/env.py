@@ -12,6 +12,10 @@ PLACEHOLDER_KEY = "flowproof-placeholder-key"
 
 WITH_V1 = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY")
 WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE")
+QUIET = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+"""Calls some clients make outside the base URL (openai-agents posts traces to a fixed OpenAI
+address; litellm fetches a price list at import). Off by default so a replay stays offline and
+fast; a flow that wants them sets the variable in agent.env."""
 WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM")
 """flowproof's own record credentials: the agent talks to the proxy and needs neither."""
 
@@ -31,5 +35,6 @@ def agent_environment(
     env["OPENAI_API_KEY"] = PLACEHOLDER_KEY
     env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
     env["FLOWPROOF_PROMPT"] = prompt
+    env.update({name: value for name, value in QUIET.items() if name not in environ})
     env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
     return env

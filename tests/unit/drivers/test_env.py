@@ -46,3 +46,11 @@ def test_agent_env_is_applied_last_with_handles() -> None:
 def test_unset_variable_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match=r"\$\{REGION\} is used by the spec but is not set"):
         resolve("${REGION}", {})
+
+
+def test_side_channels_outside_the_base_url_are_off_unless_the_user_chose() -> None:
+    env = agent_environment({}, HANDLES, "p", {})
+    assert env["OPENAI_AGENTS_DISABLE_TRACING"] == "1"
+    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    chosen = agent_environment({"OPENAI_AGENTS_DISABLE_TRACING": "0"}, HANDLES, "p", {})
+    assert chosen["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
