@@ -26,6 +26,7 @@ demo: install
 
 lint: install
 	ruff check .
+	mypy --strict flowproof
 
 test: install lint
 	pytest -q -rs

@@ -37,9 +37,9 @@ def report_command(
     except OSError as exc:
         out(f"error: cannot write the report {exc.filename}: {exc.strerror}")
         sys.exit(2)
-    for kind, path in (("html", html), ("markdown", markdown), ("junit", junit)):
-        if path:
-            out(f"{kind} report: {path}")
+    for kind, written in (("html", html), ("markdown", markdown), ("junit", junit)):
+        if written:
+            out(f"{kind} report: {written}")
 
 
 def resolve_run(run: str | None, root: Path = RUNS_DIR) -> Path:

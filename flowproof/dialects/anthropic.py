@@ -128,9 +128,9 @@ class AnthropicMessages(Dialect):
                     seen_per_tool[name] = occurrence[call_id] + 1
                 elif message.get("role") == "user" and block.get("type") == "tool_result":
                     call_id = str(block.get("tool_use_id"))
-                    name = call_names.get(call_id)
-                    if name in mocks:
-                        block["content"] = mocks[name].content_for(name, occurrence[call_id])
+                    tool = call_names.get(call_id)
+                    if tool is not None and tool in mocks:
+                        block["content"] = mocks[tool].content_for(tool, occurrence[call_id])
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
@@ -138,7 +138,8 @@ class AnthropicMessages(Dialect):
         content, no stop reason), then per block start / delta / stop, then message_delta and
         message_stop. An SDK that assembles it rebuilds exactly the recorded message."""
         body = response if isinstance(response, dict) else {}
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        recorded_usage = body.get("usage")
+        usage: dict[str, Any] = recorded_usage if isinstance(recorded_usage, dict) else {}
         stopped = [f for f in _STOP_FIELDS if f in body or f in ("stop_reason", "stop_sequence")]
         message = {**body, "content": [], **dict.fromkeys(stopped)}
         frames = [_event("message_start", message=message)]

@@ -71,9 +71,9 @@ class OpenAIChat(Dialect):
                     seen_per_tool[name] = seen_per_tool.get(name, 0) + 1
             elif message.get("role") == "tool":
                 call_id = str(message.get("tool_call_id"))
-                name = call_names.get(call_id)
-                if name in mocks:
-                    message["content"] = mocks[name].content_for(name, occurrence[call_id])
+                tool = call_names.get(call_id)
+                if tool is not None and tool in mocks:
+                    message["content"] = mocks[tool].content_for(tool, occurrence[call_id])
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:

@@ -82,9 +82,9 @@ class OpenAIResponses(Dialect):
                 seen_per_tool[name] = seen_per_tool.get(name, 0) + 1
             elif item.get("type") == "function_call_output":
                 call_id = str(item.get("call_id"))
-                name = call_names.get(call_id)
-                if name is not None and name in mocks:
-                    item["output"] = mocks[name].content_for(name, occurrence[call_id])
+                tool = call_names.get(call_id)
+                if tool is not None and tool in mocks:
+                    item["output"] = mocks[tool].content_for(tool, occurrence[call_id])
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:

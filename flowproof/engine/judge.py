@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from flowproof.assertions.evaluate import Verdict, evaluate
+from flowproof.assertions.evaluate import StepRef, Verdict, evaluate
 from flowproof.assertions.grammar import Assertion
 from flowproof.assertions.secrets import Body, SecretLeakAssertion, check_secrets
 from flowproof.assertions.trajectory import Trajectory
@@ -38,7 +38,7 @@ def judge(
     environ: Mapping[str, str],
     secret_values: Mapping[str, str],
 ) -> tuple[Verdict, ...]:
-    trajectory_steps: list[tuple[object, Assertion]] = []
+    trajectory_steps: list[tuple[StepRef, Assertion]] = []
     verdicts: list[Verdict] = []
     bodies = [
         Body(f"turn {number} {part}", value)
@@ -53,7 +53,7 @@ def judge(
     verdicts += evaluate(
         trajectory_steps,
         trajectory,
-        strict=loaded.spec.strict,  # type: ignore[arg-type]
+        strict=loaded.spec.strict,
         resolve=lambda text: resolve(text, environ),
     )
     # Report in spec order; the flow-level strict verdict (no step) goes last.

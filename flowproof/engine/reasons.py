@@ -29,9 +29,10 @@ def boundary_reasons(
         reasons.append(_timed_out(driven, timeout))
     is_service = isinstance(driven, TriggerOutcome)
     if not traffic.requests:
+        unreachable = isinstance(driven, TriggerOutcome) and driven.error
         reasons.append(
             _trigger_failed(driven)
-            if is_service and driven.error  # type: ignore[union-attr]
+            if isinstance(driven, TriggerOutcome) and unreachable
             else _no_requests(driven, port)
         )
     elif isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None) and not reasons:

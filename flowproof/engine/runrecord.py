@@ -190,7 +190,7 @@ def load_run_record(path: Path) -> dict[str, Any]:
         raise TraceError(
             f"{path}: written by a newer flowproof (format {version}); upgrade flowproof"
         )
-    return document
+    return dict(document)
 
 
 def latest_run(root: Path = RUNS_DIR) -> Path:

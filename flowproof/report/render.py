@@ -156,8 +156,8 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\x{ord(match[0]):02x}"
 
 
-def _clip(text: Any, width: int = CLIP) -> str:
-    text = str(text)
+def _clip(value: Any, width: int = CLIP) -> str:
+    text = str(value)
     if len(text) <= width:
         return text
     return f"{text[:width]}… ({len(text) - width:,} more characters in the HTML report)"

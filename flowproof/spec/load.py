@@ -101,7 +101,8 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
             "start with `name:`, `app: agent`, `agent:` and `steps:`",
         )
     lines: dict[Location, int] = {}
-    _index_lines(path, root, (), lines)
+    if root is not None:  # None only for an empty document, which failed the check above
+        _index_lines(path, root, (), lines)
     return data, lines
 
 
