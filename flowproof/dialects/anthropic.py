@@ -19,7 +19,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Envelope, ToolMocks, offered_tools, sse_frame
+from flowproof.dialects.base import (
+    CallLedger,
+    Dialect,
+    Envelope,
+    ToolMocks,
+    offered_tools,
+    sse_frame,
+)
 
 _TEXT_BLOCKS = ("text", "thinking")
 """Blocks whose same-named field starts empty and streams as `<field>_delta` pieces."""
@@ -114,23 +121,15 @@ class AnthropicMessages(Dialect):
         if not mocks or not _messages(request):
             return request
         request = copy.deepcopy(request)
-        call_names: dict[str, str] = {}
-        occurrence: dict[str, int] = {}
-        seen_per_tool: dict[str, int] = {}
+        ledger = CallLedger(mocks)
         for message in _messages(request):
             for block in _blocks(message):
                 if message.get("role") == "assistant" and block.get("type") == "tool_use":
-                    name, call_id = str(block.get("name", "")), str(block.get("id"))
-                    call_names[call_id] = name
-                    # The k-th call of a tool in the conversation gets the k-th result, so the
-                    # substitution depends on the request alone, not on proxy state.
-                    occurrence[call_id] = seen_per_tool.get(name, 0)
-                    seen_per_tool[name] = occurrence[call_id] + 1
+                    ledger.called(str(block.get("id")), str(block.get("name", "")))
                 elif message.get("role") == "user" and block.get("type") == "tool_result":
-                    call_id = str(block.get("tool_use_id"))
-                    tool = call_names.get(call_id)
-                    if tool is not None and tool in mocks:
-                        block["content"] = mocks[tool].content_for(tool, occurrence[call_id])
+                    mocked = ledger.mocked_result(str(block.get("tool_use_id")))
+                    if mocked is not None:
+                        block["content"] = mocked
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:

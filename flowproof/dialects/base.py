@@ -58,6 +58,32 @@ class ToolMock:
 ToolMocks = Mapping[str, ToolMock]
 
 
+class CallLedger:
+    """The tool calls of one conversation, in order, so that each tool result the agent reports
+    can be traced to its tool and to WHICH call of that tool it answers.
+
+    The k-th call of a tool in the conversation gets the k-th mocked result, so substitution
+    depends on the request alone, not on proxy state (every request repeats the history).
+    """
+
+    def __init__(self, mocks: ToolMocks) -> None:
+        self._mocks = mocks
+        self._calls: dict[str, tuple[str, int]] = {}
+        self._per_tool: dict[str, int] = {}
+
+    def called(self, call_id: str, tool: str) -> None:
+        occurrence = self._per_tool.get(tool, 0)
+        self._calls[call_id] = (tool, occurrence)
+        self._per_tool[tool] = occurrence + 1
+
+    def mocked_result(self, call_id: str) -> str | None:
+        """The mock's text for the result answering `call_id`; None when that tool is not
+        mocked (or the call is unknown). Raises ToolResultsExhausted past a `results:` list."""
+        tool, occurrence = self._calls.get(call_id, ("", 0))
+        mock = self._mocks.get(tool)
+        return None if mock is None else mock.content_for(tool, occurrence)
+
+
 class Dialect:
     """One wire API. Subclasses register themselves by `name` when they are defined."""
 

@@ -6,7 +6,14 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Envelope, ToolMocks, offered_tools, sse_frame
+from flowproof.dialects.base import (
+    CallLedger,
+    Dialect,
+    Envelope,
+    ToolMocks,
+    offered_tools,
+    sse_frame,
+)
 
 
 class OpenAIChat(Dialect):
@@ -57,23 +64,16 @@ class OpenAIChat(Dialect):
         if not mocks or not _messages(request):
             return request
         request = copy.deepcopy(request)
-        call_names: dict[str, str] = {}
-        occurrence: dict[str, int] = {}
-        seen_per_tool: dict[str, int] = {}
+        ledger = CallLedger(mocks)
         for message in request["messages"]:
             if message.get("role") == "assistant":
                 for call in message.get("tool_calls") or []:
                     name = str((call.get("function") or {}).get("name", ""))
-                    call_names[str(call.get("id"))] = name
-                    # The k-th call of a tool in the conversation gets the k-th result, so the
-                    # substitution depends on the request alone, not on proxy state.
-                    occurrence[str(call.get("id"))] = seen_per_tool.get(name, 0)
-                    seen_per_tool[name] = seen_per_tool.get(name, 0) + 1
+                    ledger.called(str(call.get("id")), name)
             elif message.get("role") == "tool":
-                call_id = str(message.get("tool_call_id"))
-                tool = call_names.get(call_id)
-                if tool is not None and tool in mocks:
-                    message["content"] = mocks[tool].content_for(tool, occurrence[call_id])
+                mocked = ledger.mocked_result(str(message.get("tool_call_id")))
+                if mocked is not None:
+                    message["content"] = mocked
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:

@@ -13,7 +13,14 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Envelope, ToolMocks, offered_tools, sse_frame
+from flowproof.dialects.base import (
+    CallLedger,
+    Dialect,
+    Envelope,
+    ToolMocks,
+    offered_tools,
+    sse_frame,
+)
 
 TERMINAL_EVENTS = {"incomplete": "response.incomplete", "failed": "response.failed"}
 """The stream's last event by the recorded status; anything else ends in response.completed."""
@@ -66,25 +73,16 @@ class OpenAIResponses(Dialect):
         if not mocks or not _items(request, "input"):
             return request
         request = copy.deepcopy(request)
-        call_names: dict[str, str] = {}
-        occurrence: dict[str, int] = {}
-        seen_per_tool: dict[str, int] = {}
+        ledger = CallLedger(mocks)
         for item in request["input"]:
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "function_call":
-                name = str(item.get("name", ""))
-                call_id = str(item.get("call_id"))
-                call_names[call_id] = name
-                # The k-th call of a tool in the conversation gets the k-th result, so the
-                # substitution depends on the request alone, not on proxy state.
-                occurrence[call_id] = seen_per_tool.get(name, 0)
-                seen_per_tool[name] = seen_per_tool.get(name, 0) + 1
+                ledger.called(str(item.get("call_id")), str(item.get("name", "")))
             elif item.get("type") == "function_call_output":
-                call_id = str(item.get("call_id"))
-                tool = call_names.get(call_id)
-                if tool is not None and tool in mocks:
-                    item["output"] = mocks[tool].content_for(tool, occurrence[call_id])
+                mocked = ledger.mocked_result(str(item.get("call_id")))
+                if mocked is not None:
+                    item["output"] = mocked
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
