@@ -44,7 +44,8 @@ async def run_flow(
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
     trace_path = trace_path_for(loaded.path)
-    previous = _previous_trace(trace_path, mode)
+    credentials = {name: environ[name] for name in KEY_VARIABLES if environ.get(name)}
+    previous = _previous_trace(trace_path, mode, credentials)
     if mode is Mode.REPLAY and previous is None:
         return _failed(
             loaded, mode, f"no trace at {trace_path}; run `flowproof record {loaded.path}` first"
@@ -89,10 +90,7 @@ async def run_flow(
     written, replaced = None, None
     if mode is Mode.RECORD and not reasons:
         # The secret scan above ran before this write: a leak never mints a trace.
-        never_stored = [
-            *secret_values.values(),
-            *(environ[name] for name in KEY_VARIABLES if environ.get(name)),
-        ]
+        never_stored = [*secret_values.values(), *credentials.values()]
         write_trace(trace_path, Trace(tuple(traffic.turns), __version__), secrets=never_stored)
         written, replaced = trace_path, previous
     return FlowOutcome(
@@ -114,21 +112,21 @@ async def run_flow(
     )
 
 
-def _previous_trace(path: Path, mode: Mode) -> Trace | None:
+def _previous_trace(path: Path, mode: Mode, credentials: Mapping[str, str]) -> Trace | None:
     """The trace already beside the spec. At replay an unreadable one is an error (exit 2); a
     record may replace it, so there it only counts as absent."""
     if not path.exists():
         return None
     if mode is Mode.REPLAY:
-        return _load_checked(path)
+        return _load_checked(path, credentials)
     try:
-        return _load_checked(path)
+        return _load_checked(path, credentials)
     except TraceError:
         return None
 
 
-def _load_checked(path: Path) -> Trace:
-    trace = load_trace(path)
+def _load_checked(path: Path, credentials: Mapping[str, str]) -> Trace:
+    trace = load_trace(path, credentials=credentials)
     for number, turn in enumerate(trace.turns, 1):
         if dialect_named(turn.dialect) is None:
             raise TraceError(f"{path}: turn {number} has unknown dialect {turn.dialect!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from flowproof.errors import TraceError
@@ -21,11 +21,19 @@ def trace_path_for(spec_path: Path) -> Path:
     return spec_path.with_name(f"{spec_path.stem}.trace.json")
 
 
-def load_trace(path: Path) -> Trace:
+def load_trace(path: Path, *, credentials: Mapping[str, str] | None = None) -> Trace:
+    """Read a trace, re-checking it for credentials: a scan at write time never reaches a
+    trace written by an older flowproof, or edited by hand."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{path}: cannot read the trace: {exc.strerror}") from None
+    for name, value in (credentials or {}).items():
+        if value and value in text:
+            raise TraceError(
+                f"{path}: holds the value of {name}; delete it and re-record "
+                "(a trace is committed evidence and must not carry a credential)"
+            )
     return codec.decode(text, str(path))
 
 

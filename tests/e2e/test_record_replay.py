@@ -153,3 +153,13 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_replay_refuses_a_trace_that_holds_the_record_key(recorded: Path) -> None:
+    """A hand-edited or old trace carrying a credential is a configuration error (exit 2)."""
+    trace = recorded / "specs" / "booking.trace.json"
+    trace.write_text(trace.read_text().replace("Book me a flight", f"Book me a flight {KEY}"))
+    result = flowproof("run", "specs", cwd=recorded, env={"OPENAI_API_KEY": KEY})
+    assert result.code == 2
+    assert "holds the value of OPENAI_API_KEY; delete it and re-record" in result.stderr
+    assert KEY not in result.stderr

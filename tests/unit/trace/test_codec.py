@@ -59,3 +59,13 @@ def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
         write_trace(path, leaky, secrets=["sk-live-123"])
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
+
+
+def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None:
+    path = tmp_path / "t.trace.json"
+    write_trace(path, Trace((Turn("openai_chat", {"note": "sk-live-123"}, {}),), "0.1.0"))
+    assert load_trace(path, credentials={"FLOWPROOF_AGENT_KEY": "sk-other"}).turns
+    with pytest.raises(
+        TraceError, match="holds the value of FLOWPROOF_AGENT_KEY; delete it and re-record"
+    ):
+        load_trace(path, credentials={"FLOWPROOF_AGENT_KEY": "sk-live-123"})
