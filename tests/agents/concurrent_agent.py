@@ -6,24 +6,8 @@ import asyncio
 import json
 import os
 
+from flight_tools import TOOLS
 from openai import AsyncOpenAI
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"destination": {"type": "string"}}},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "create_booking",
-            "parameters": {"type": "object", "properties": {"flight": {"type": "object"}}},
-        },
-    },
-]
 
 
 async def title(client):

@@ -10,24 +10,8 @@ import json
 import sys
 
 from aiohttp import web
+from flight_tools import TOOLS
 from openai import AsyncOpenAI
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"destination": {"type": "string"}}},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "create_booking",
-            "parameters": {"type": "object", "properties": {"flight": {"type": "object"}}},
-        },
-    },
-]
 
 
 async def task(request: web.Request) -> web.Response:

@@ -23,16 +23,20 @@ def write_spec(
     timeout: float | None = None,
     extra_steps: str = "",
     name: str = "booking",
+    command: str | None = None,
+    title: str = "Booking assistant books a flight",
 ) -> Path:
+    """The booking flow (search_flights mocked, create_booking declared) for any agent
+    `command` (default: the openai-SDK agent), written to specs/<name>.yaml."""
     env_block = "".join(f'\n    {k}: "{v}"' for k, v in (agent_env or {}).items())
     spec = textwrap.dedent(f"""\
-        name: Booking assistant books a flight
+        name: {title}
         app: agent
         agent:
-          command: "{agent_command("openai_chat_agent.py")}"
-          env: {{}}{"" if not env_block else ""}
+          command: "{command or agent_command("openai_chat_agent.py")}"
+          env: {{}}
         """)
-    if env_block:
+    if env_block:  # added after dedent: its lines are indented differently from the template
         spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
     if timeout is not None:
         spec += f"  timeout: {timeout}\n"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 from anthropic._constants import ANTHROPIC_API_VERSION
 
 from tests.conftest import CliResult, agent_command, flowproof
+from tests.e2e import booking
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, record
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -18,26 +18,13 @@ REPLY = "Your flight KQ311 to Nairobi is booked: B-1042."
 
 def write_spec(directory: Path, agent_env: dict[str, str] | None = None, steps: str = "") -> Path:
     """The booking flow with the anthropic agent; `agent_env` switches streaming and bugs."""
-    env = "".join(f'\n    {name}: "{value}"' for name, value in (agent_env or {}).items())
-    spec = textwrap.dedent(f"""\
-        name: Anthropic booking assistant books a flight
-        app: agent
-        agent:
-          command: "{agent_command("anthropic_agent.py")}"
-          env: {{}}
-        tools:
-          - name: search_flights
-            result: {{ flights: [ {{ id: KQ311, dest: NBO }} ] }}
-          - name: create_booking
-        steps:
-          - prompt: Book me a flight to Nairobi tomorrow
-        """)
-    if env:
-        spec = spec.replace("  env: {}\n", f"  env:{env}\n")
-    path = directory / "specs" / "booking.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(spec + steps)
-    return path
+    return booking.write_spec(
+        directory,
+        agent_env=agent_env,
+        extra_steps=steps,
+        command=agent_command("anthropic_agent.py"),
+        title="Anthropic booking assistant books a flight",
+    )
 
 
 def streaming(on: bool) -> dict[str, str]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT, flowproof
+from tests.e2e import booking
 from tests.e2e.booking import BOOKING_SCRIPT, record
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -48,29 +48,17 @@ DIVERGENCE = (
 
 
 def write_spec(directory: Path, agent_env: dict[str, str] | None = None) -> Path:
-    spec = textwrap.dedent(f"""\
-        name: Node booking assistant books a flight
-        app: agent
-        agent:
-          command: "node {AGENT}"
-          env: {{}}
-        tools:
-          - name: search_flights
-            result: {{ flights: [ {{ id: KQ311, dest: NBO }} ] }}
-          - name: create_booking
-        steps:
-          - prompt: Book me a flight to Nairobi tomorrow
-          - assert_tool_call: search_flights where destination equals NBO
-          - assert_tool_call: create_booking where flight.id equals KQ311
-          - assert: reply contains booked
-        """)
-    if agent_env:
-        env_block = "".join(f'\n    {k}: "{v}"' for k, v in agent_env.items())
-        spec = spec.replace("  env: {}\n", f"  env:{env_block}\n")
-    path = directory / "specs" / "booking.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(spec)
-    return path
+    return booking.write_spec(
+        directory,
+        agent_env=agent_env,
+        command=f"node {AGENT}",
+        title="Node booking assistant books a flight",
+        extra_steps=(
+            "  - assert_tool_call: search_flights where destination equals NBO\n"
+            "  - assert_tool_call: create_booking where flight.id equals KQ311\n"
+            "  - assert: reply contains booked\n"
+        ),
+    )
 
 
 def record_with(tmp_path: Path, upstream: ScriptedUpstream, transport: dict[str, str]) -> None:
