@@ -63,12 +63,7 @@ def _row(record: dict[str, Any], flow: dict[str, Any], control: dict[str, Any]) 
 
 
 def render(rows: list[ControlRow], runs: int, template: str) -> str:
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    """The summary through the report package's jinja2 environment (same escaping rules)."""
+    from flowproof.report.render import environment
 
-    environment = Environment(
-        loader=PackageLoader("flowproof.audit"),
-        undefined=StrictUndefined,
-        autoescape=select_autoescape(["html", "html.j2"]),
-        keep_trailing_newline=True,
-    )
-    return environment.get_template(template).render(rows=rows, runs=runs)
+    return environment().get_template(template).render(rows=rows, runs=runs)
