@@ -7,6 +7,7 @@ of a `url:` flow is that flowproof does not start the service and cannot set its
 """
 
 import json
+import os
 import sys
 
 from aiohttp import web
@@ -29,6 +30,8 @@ async def task(request: web.Request) -> web.Response:
             message = reply.choices[0].message
             if not message.tool_calls:
                 return web.json_response({"reply": message.content})
+            if os.environ.get("SERVICE_BUG") == "answer-early":  # skips the rest of its loop
+                return web.json_response({"reply": "done early"})
             messages.append(message.model_dump(exclude_none=True))
             for call in message.tool_calls:
                 result = {"ok": True, **json.loads(call.function.arguments)}

@@ -24,9 +24,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_service(model_port: int) -> tuple[subprocess.Popen[bytes], int]:
+def start_service(model_port: int, **extra: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    env = {"PATH": "/usr/bin:/bin", "OPENAI_BASE_URL": f"http://127.0.0.1:{model_port}/v1"}
+    env = {"PATH": "/usr/bin:/bin", "OPENAI_BASE_URL": f"http://127.0.0.1:{model_port}/v1", **extra}
     process = subprocess.Popen(
         [sys.executable, str(AGENTS / "service_agent.py"), str(port)],
         env=env,
@@ -89,6 +89,28 @@ def test_a_running_service_records_and_replays(
     replay = flowproof("run", "specs", cwd=tmp_path, env={"DEV_TOKEN": "other"})
     assert replay.code == 0, replay.output
     assert "3 of 3 turns served" in replay.stderr
+
+
+def test_a_replay_short_of_turns_names_the_port_to_point_at(
+    tmp_path: Path, upstream: ScriptedUpstream, service: tuple[int, int]
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    service_port, proxy_port = service
+    write_url_spec(tmp_path, service_port, proxy_port)
+    assert record(tmp_path, upstream, DEV_TOKEN="x").code == 0
+    upstream.stop()
+    process, early_port = start_service(proxy_port, SERVICE_BUG="answer-early")
+    try:
+        write_url_spec(tmp_path, early_port, proxy_port)
+        spec = tmp_path / "specs" / "service.yaml"
+        spec.write_text(spec.read_text().split("  - assert_tool_call")[0])  # judge turns only
+        replay = flowproof("run", "specs", cwd=tmp_path, env={"DEV_TOKEN": "x"})
+    finally:
+        process.kill()
+        process.wait()
+    assert replay.code == 1, replay.output
+    assert "served 1 of 3 recorded turns" in replay.stderr
+    assert f"start it with OPENAI_BASE_URL=http://127.0.0.1:{proxy_port}/v1" in replay.stderr
 
 
 def test_a_service_pointing_elsewhere_fails_with_the_port_to_point_at(
