@@ -29,4 +29,4 @@ lint: install
 	mypy --strict flowproof
 
 test: install lint
-	pytest -q -rs
+	pytest -q -rs -n auto

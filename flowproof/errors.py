@@ -1,18 +1,43 @@
-"""Every exception flowproof raises on purpose.
+"""Every exception flowproof raises on purpose, and what each one means for the exit code.
 
-    FlowproofError                 base; the CLI maps any of these to exit 2
-    ├── SpecError                  a spec (or suite file) is malformed: carries path, line, hint
-    ├── TraceError                 a trace is unreadable or was written by a newer flowproof
-    └── ConfigError                the environment is wrong for the run (an unset ${VAR}, ...)
+    FlowproofError                 bad input, not a bad agent: the CLI prints it, exit 2
+    ├── SpecError                  a spec or suite file cannot be run as written; carries the
+    │                              path, the line and the fix (a file that is not UTF-8 too)
+    ├── StepError                  an assertion step's text cannot be used. Raised by the pure
+    │   │                          assertion layer, which knows no file: the loader (and, for a
+    │   │                          value only known at run time, the judge) re-raises it as a
+    │   │                          SpecError naming the file and the line
+    │   ├── GrammarError           the step's sentence does not parse
+    │   ├── MatcherError           a matcher given a value it cannot use (`matches ([`)
+    │   └── SecretStepError        assert_no_secret_leak given something that is not a name
+    ├── ToolResultsExhausted       a tool was called more often than its `results:` list has
+    │                              entries. Caught by the proxy and reported as the FLOW's
+    │                              failure (exit 1): the spec was fine, the agent went further
+    ├── TraceError                 a trace is unreadable, not UTF-8, holds a credential, or was
+    │                              written by a newer flowproof
+    ├── RunRecordError             a run record (report.json) cannot be found or read
+    └── ConfigError                the environment or command line does not allow the run (an
+                                   unset ${VAR}, no specs found, a busy proxy_port)
+
+Anything else that escapes is a bug in flowproof: the CLI's one error boundary (cli/boundary.py)
+turns it into exit 3, one line on stderr, and the traceback saved beside the run record.
 
 Divergences, failed assertions and agents that crash are NOT exceptions: they are values in a
 flow's outcome (engine/outcome.py), because they are the product, not a crash of flowproof.
 An upstream model error at record is an outcome too (the flow fails, exit 1).
+
+Exit codes: 0 every flow passed, 1 a flow failed, 2 a usage or configuration error (any
+FlowproofError, or click's own usage errors), 3 an internal error.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_INTERNAL = 3
 
 
 class FlowproofError(Exception):
@@ -34,8 +59,45 @@ class SpecError(FlowproofError):
         super().__init__(text)
 
 
+class StepError(FlowproofError, ValueError):
+    """An assertion step's text cannot be used; the message quotes the part at fault.
+
+    Also a ValueError, as the parsers that raise it are value parsers."""
+
+
+class GrammarError(StepError):
+    """An assertion step's sentence cannot be compiled."""
+
+
+class MatcherError(StepError):
+    """A matcher was given a value it cannot use."""
+
+
+class SecretStepError(StepError):
+    """An assert_no_secret_leak step's text is not a list of environment variable names."""
+
+
+class ToolResultsExhausted(FlowproofError):
+    """A tool was called more times than its `results:` list has entries."""
+
+    def __init__(self, tool: str, call_number: int, available: int, where: str = "") -> None:
+        self.tool, self.call_number, self.available = tool, call_number, available
+        entries = f"entr{'y' if available == 1 else 'ies'}"
+        text = (
+            f"tool {tool} was called {call_number} times, but its results: list has only "
+            f"{available} {entries}"
+        )
+        if where:
+            text += f" ({where}); add an entry, or give `result:` to answer every call alike"
+        super().__init__(text)
+
+
 class TraceError(FlowproofError):
     """A trace file exists but cannot be used."""
+
+
+class RunRecordError(FlowproofError):
+    """A run record cannot be found or read."""
 
 
 class ConfigError(FlowproofError):

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from flowproof.assertions.matchers import (
     Matcher,
-    MatcherError,
     get_matcher,
     matcher_names_help,
     matcher_spellings,
 )
 from flowproof.assertions.paths import Path, format_path, parse_path
+from flowproof.errors import GrammarError, MatcherError
 
 STEP_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
 """The step keys whose text this module parses, in the order the docs list them."""
@@ -31,10 +31,6 @@ STEP_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
 _TOOL_SHAPE = "'<tool>' or '<tool> where <path> <matcher> [<value>] [and ...]'"
 _CLAUSE_SHAPE = "'<path> <matcher> [<value>]'"
 _REPLY_SHAPE = "'reply contains <text>' (or 'reply is <text>')"
-
-
-class GrammarError(ValueError):
-    """An assertion step's text cannot be compiled; the message quotes the part at fault."""
 
 
 @dataclass(frozen=True, slots=True)

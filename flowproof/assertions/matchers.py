@@ -18,13 +18,10 @@ import re
 from typing import Any, ClassVar
 
 from flowproof.assertions.paths import Lookup
+from flowproof.errors import MatcherError
 
 _REGISTRY: dict[str, type[Matcher]] = {}
 _ORDER: list[type[Matcher]] = []
-
-
-class MatcherError(ValueError):
-    """A matcher was given a value it cannot use (the grammar turns it into a GrammarError)."""
 
 
 def _register(cls: type[Matcher]) -> None:

@@ -13,14 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowproof.assertions.evaluate import StepRef, Verdict
+from flowproof.errors import SecretStepError
 
 KIND = "assert_no_secret_leak"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SHOWN_PLACES = 3
-
-
-class SecretStepError(ValueError):
-    """The step's text is not a list of environment variable names."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from flowproof.errors import ToolResultsExhausted
+
 TRANSPORT_KEYS = ("stream", "stream_options")
 """Request keys that choose how the answer travels, never what it says: not part of matching."""
 
@@ -23,17 +25,6 @@ class Envelope:
     model: Any
     tools: tuple[str, ...]
     roles: tuple[str, ...]
-
-
-class ToolResultsExhausted(Exception):
-    """A tool was called more times than its `results:` list has entries."""
-
-    def __init__(self, tool: str, call_number: int, available: int) -> None:
-        self.tool, self.call_number, self.available = tool, call_number, available
-        super().__init__(
-            f"tool {tool} was called {call_number} times, but its results: list has only "
-            f"{available} entr{'y' if available == 1 else 'ies'}"
-        )
 
 
 @dataclass(frozen=True, slots=True)

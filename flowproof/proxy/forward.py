@@ -14,7 +14,8 @@ from typing import Any
 
 import aiohttp
 
-from flowproof.dialects.base import Dialect, ToolMocks, ToolResultsExhausted, without_transport
+from flowproof.dialects.base import Dialect, ToolMocks, without_transport
+from flowproof.errors import ToolResultsExhausted
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.trace.model import Turn
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, ToolMocks, ToolResultsExhausted, without_transport
+from flowproof.dialects.base import Dialect, ToolMocks, without_transport
+from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic

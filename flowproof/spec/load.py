@@ -17,8 +17,8 @@ from pydantic import BaseModel, ValidationError
 
 from flowproof.assertions import secrets
 from flowproof.assertions.evaluate import StepRef
-from flowproof.assertions.grammar import Assertion, GrammarError, ToolCallAssertion, parse_step
-from flowproof.errors import SpecError
+from flowproof.assertions.grammar import Assertion, ToolCallAssertion, parse_step
+from flowproof.errors import GrammarError, SecretStepError, SpecError
 from flowproof.spec.model import FlowSpec
 
 Location = tuple[str | int, ...]
@@ -225,7 +225,7 @@ def _parse_steps(
             assertion = (
                 secrets.parse_secret_step(text) if kind == secrets.KIND else parse_step(kind, text)
             )
-        except (GrammarError, secrets.SecretStepError) as exc:
+        except (GrammarError, SecretStepError) as exc:
             raise SpecError(path, line, f"step {index + 1} ({kind}): {exc}") from None
         assertions.append(AssertionStep(ref, kind, text, assertion))
     return prompts, assertions

@@ -6,12 +6,12 @@ import pytest
 from flowproof.assertions.grammar import (
     Assertion,
     Clause,
-    GrammarError,
     ReplyAssertion,
     ToolCallAssertion,
     parse_step,
 )
 from flowproof.assertions.matchers import Contains, Equals, Exists, IsAbsent, Matches
+from flowproof.errors import GrammarError
 
 CASES = Path(__file__).parents[2] / "data" / "cases" / "grammar"
 MATCHERS = "equals (is), contains, matches, exists, is absent (is missing)"

@@ -8,7 +8,6 @@ from flowproof.assertions.matchers import (
     Exists,
     IsAbsent,
     Matcher,
-    MatcherError,
     Matches,
     get_matcher,
     json_equal,
@@ -17,6 +16,7 @@ from flowproof.assertions.matchers import (
     registry,
 )
 from flowproof.assertions.paths import Lookup
+from flowproof.errors import MatcherError
 
 
 def present(value: Any) -> Lookup:

@@ -9,11 +9,11 @@ import pytest
 from flowproof.assertions.evaluate import StepRef
 from flowproof.assertions.secrets import (
     Body,
-    SecretStepError,
     check_secrets,
     parse_secret_step,
     redact,
 )
+from flowproof.errors import SecretStepError
 
 REF = StepRef(4, "report.yaml", 15)
 REQUEST = {

@@ -8,7 +8,8 @@ import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.dialects.anthropic import AnthropicMessages, canonical_input
-from flowproof.dialects.base import Envelope, ToolMock, ToolResultsExhausted
+from flowproof.dialects.base import Envelope, ToolMock
+from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.divergence import explain
 
 MESSAGES = dialect_named("anthropic_messages")

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import ToolMock, ToolResultsExhausted
+from flowproof.dialects.base import ToolMock
+from flowproof.errors import ToolResultsExhausted
 
 CHAT = dialect_named("openai_chat")
 

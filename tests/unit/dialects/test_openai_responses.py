@@ -7,7 +7,8 @@ import json
 import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import Envelope, ToolMock, ToolResultsExhausted
+from flowproof.dialects.base import Envelope, ToolMock
+from flowproof.errors import ToolResultsExhausted
 
 RESPONSES = dialect_named("openai_responses")
 TOOLS = [
