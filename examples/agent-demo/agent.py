@@ -27,36 +27,66 @@ SYSTEM_PROMPT = (
 # The tool schemas the model is offered. They are part of every request, so they are
 # part of what a recording pins down.
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "search_flights",
-        "description": "Search available flights to a destination on a date.",
-        "parameters": {"type": "object", "properties": {
-            "destination": {"type": "string", "description": "City or airport"},
-            "date": {"type": "string", "description": "YYYY-MM-DD"}},
-            "required": ["destination", "date"]}}},
-    {"type": "function", "function": {
-        "name": "create_booking",
-        "description": "Book one flight, by its id from search_flights, for a passenger.",
-        "parameters": {"type": "object", "properties": {
-            "flight_id": {"type": "string"},
-            "passenger": {"type": "string", "description": "Full name"}},
-            "required": ["flight_id", "passenger"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "description": "Search available flights to a destination on a date.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "destination": {"type": "string", "description": "City or airport"},
+                    "date": {"type": "string", "description": "YYYY-MM-DD"},
+                },
+                "required": ["destination", "date"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "create_booking",
+            "description": "Book one flight, by its id from search_flights, for a passenger.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "flight_id": {"type": "string"},
+                    "passenger": {"type": "string", "description": "Full name"},
+                },
+                "required": ["flight_id", "passenger"],
+            },
+        },
+    },
 ]
 
 
 def search_flights(destination, date):
     """Stand-in for a fares API. Like a real one, every answer is different: a fresh quote
     id and timestamp each call. That is why the spec mocks this tool's result."""
-    return {"quote_id": uuid.uuid4().hex, "searched_at": time.time(), "flights": [
-        {"id": "KQ311", "airline": "Kenya Airways", "departs": f"{date}T08:40", "price_usd": 612},
-        {"id": "ET309", "airline": "Ethiopian", "departs": f"{date}T13:15", "price_usd": 548}]}
+    return {
+        "quote_id": uuid.uuid4().hex,
+        "searched_at": time.time(),
+        "flights": [
+            {
+                "id": "KQ311",
+                "airline": "Kenya Airways",
+                "departs": f"{date}T08:40",
+                "price_usd": 612,
+            },
+            {"id": "ET309", "airline": "Ethiopian", "departs": f"{date}T13:15", "price_usd": 548},
+        ],
+    }
 
 
 def create_booking(flight_id, passenger):
     """Stand-in for a booking API. Deterministic: the same booking gets the same reference."""
     reference = "BK-" + hashlib.sha256(f"{flight_id}:{passenger}".encode()).hexdigest()[:6].upper()
-    return {"status": "confirmed", "booking_ref": reference,
-            "flight_id": flight_id, "passenger": passenger}
+    return {
+        "status": "confirmed",
+        "booking_ref": reference,
+        "flight_id": flight_id,
+        "passenger": passenger,
+    }
 
 
 HANDLERS = {"search_flights": search_flights, "create_booking": create_booking}
@@ -64,24 +94,43 @@ HANDLERS = {"search_flights": search_flights, "create_booking": create_booking}
 
 def run(task):
     client = OpenAI()
-    messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": task}]
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
     for _ in range(MAX_TURNS):
-        message = client.chat.completions.create(
-            model=MODEL, messages=messages, tools=TOOLS).choices[0].message
+        message = (
+            client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+            .choices[0]
+            .message
+        )
         if not message.tool_calls:
             return message.content  # no tool requested: this is the final answer
         # Put the model's request back into the history, then answer each call with its result.
-        messages.append({"role": "assistant", "content": message.content, "tool_calls": [
-            {"id": call.id, "type": "function",
-             "function": {"name": call.function.name, "arguments": call.function.arguments}}
-            for call in message.tool_calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": message.content,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {
+                            "name": call.function.name,
+                            "arguments": call.function.arguments,
+                        },
+                    }
+                    for call in message.tool_calls
+                ],
+            }
+        )
         for call in message.tool_calls:
             handler = HANDLERS.get(call.function.name)
-            result = (handler(**json.loads(call.function.arguments)) if handler
-                      else {"error": f"no tool named {call.function.name}"})
-            messages.append({"role": "tool", "tool_call_id": call.id,
-                             "content": json.dumps(result)})
+            result = (
+                handler(**json.loads(call.function.arguments))
+                if handler
+                else {"error": f"no tool named {call.function.name}"}
+            )
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+            )
     raise SystemExit(f"gave up after {MAX_TURNS} model turns without a final answer")
 
 

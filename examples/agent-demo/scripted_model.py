@@ -27,20 +27,30 @@ def decide(messages):
     passenger = _find(r"\bfor ([A-Z][a-z]+(?: [A-Z][a-z]+)*)", task, "the traveller")
     last = messages[-1]
     if last["role"] == "user":
-        return _call(messages, "search_flights", {
-            "destination": _find(r"\bto ([A-Z][a-z]+(?: [A-Z][a-z]+)*)", task, "unknown"),
-            "date": _find(r"\d{4}-\d{2}-\d{2}", task, "unknown")})
+        return _call(
+            messages,
+            "search_flights",
+            {
+                "destination": _find(r"\bto ([A-Z][a-z]+(?: [A-Z][a-z]+)*)", task, "unknown"),
+                "date": _find(r"\d{4}-\d{2}-\d{2}", task, "unknown"),
+            },
+        )
     if last["role"] == "tool":
         tool = _tool_name(messages, last["tool_call_id"])
         result = json.loads(last["content"])
         if tool == "search_flights" and result.get("flights"):
             cheapest = min(result["flights"], key=lambda flight: flight["price_usd"])
-            return _call(messages, "create_booking",
-                         {"flight_id": cheapest["id"], "passenger": passenger})
+            return _call(
+                messages, "create_booking", {"flight_id": cheapest["id"], "passenger": passenger}
+            )
         if tool == "create_booking":
-            return {"role": "assistant", "content": (
-                f"Booked: {result['passenger']} is confirmed on flight {result['flight_id']}. "
-                f"Your booking reference is {result['booking_ref']}.")}
+            return {
+                "role": "assistant",
+                "content": (
+                    f"Booked: {result['passenger']} is confirmed on flight {result['flight_id']}. "
+                    f"Your booking reference is {result['booking_ref']}."
+                ),
+            }
     return {"role": "assistant", "content": "Sorry, I could not complete that booking."}
 
 
@@ -60,9 +70,17 @@ def _tool_name(messages, call_id):
 def _call(messages, name, arguments):
     # Deterministic call ids: call_1, call_2, ... by position in the conversation.
     number = 1 + sum(len(m.get("tool_calls") or []) for m in messages)
-    return {"role": "assistant", "content": None, "tool_calls": [{
-        "id": f"call_{number}", "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{number}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
 
 
 async def chat_completions(request):
@@ -70,12 +88,23 @@ async def chat_completions(request):
     message = decide(body["messages"])
     turn = sum(1 for m in body["messages"] if m["role"] == "assistant") + 1
     print(f"turn {turn}: {json.dumps(message.get('tool_calls') or message['content'])}", flush=True)
-    return web.json_response({
-        "id": f"chatcmpl-scripted-{turn}", "object": "chat.completion",
-        "created": 1767225600, "model": body.get("model", "scripted"),
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+    return web.json_response(
+        {
+            "id": f"chatcmpl-scripted-{turn}",
+            "object": "chat.completion",
+            "created": 1767225600,
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        }
+    )
 
 
 def main():

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from flowproof.engine.runrecord import load_run_record
+from flowproof.runrecord.model import ControlRecord, FlowRecord, RunRecord
+from flowproof.runrecord.store import RECORD_FILE, load_run_record
 
 CONTAINED = "contained"
 
@@ -38,27 +38,26 @@ class ControlRow:
 
 def summarize(runs_dir: Path) -> tuple[list[ControlRow], int]:
     """(rows sorted by control id, number of run records read)."""
-    records = sorted(runs_dir.glob("*/report.json")) if runs_dir.is_dir() else []
+    records = sorted(runs_dir.glob(f"*/{RECORD_FILE}")) if runs_dir.is_dir() else []
     latest: dict[str, ControlRow] = {}
     for path in records:  # run ids sort by time, so later records overwrite earlier ones
         record = load_run_record(path)
-        for flow in record.get("flows", []):
-            control = flow.get("control")
-            if control:
-                latest[control["id"]] = _row(record, flow, control)
+        for flow in record.flows:
+            if flow.control:
+                latest[flow.control.id] = _row(record, flow, flow.control)
     return [latest[key] for key in sorted(latest)], len(records)
 
 
-def _row(record: dict[str, Any], flow: dict[str, Any], control: dict[str, Any]) -> ControlRow:
+def _row(record: RunRecord, flow: FlowRecord, control: ControlRecord) -> ControlRow:
     return ControlRow(
-        id=control["id"],
-        verdict=control["verdict"],
-        lanes=tuple(control.get("lanes", ())),
-        containment=control.get("containment", "unknown"),
-        run_id=record["run_id"],
-        run_at=record.get("started_at", ""),
-        spec=flow["spec"],
-        flow=flow["name"],
+        id=control.id,
+        verdict=control.verdict,
+        lanes=tuple(control.lanes),
+        containment=control.containment,
+        run_id=record.run_id,
+        run_at=record.started_at,
+        spec=flow.spec,
+        flow=flow.name,
     )
 
 

@@ -1,5 +1,9 @@
 """The `flowproof` command. Only click is imported here, so `flowproof --version` stays instant;
-each subcommand imports the engine when it runs."""
+each subcommand imports the engine when it runs.
+
+Exit codes: 0 every flow passed, 1 a flow failed, 2 a usage or configuration error, 3 an
+internal error (cli/boundary.py is the one place exceptions become exit codes).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,12 @@ from typing import Any
 import click
 
 from flowproof import __version__
+from flowproof.cli.boundary import GuardedGroup
+
+RUNS_DIR_HELP = "Where run records go (default: $FLOWPROOF_RUNS_DIR, else .flowproof/runs)."
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
     __version__, "--version", prog_name="flowproof", message="%(prog)s %(version)s"
 )
@@ -30,14 +37,28 @@ def _report_options(command: Any) -> Any:
     return command
 
 
+def _runs_dir_option(command: Any) -> Any:
+    return click.option("--runs-dir", "runs_dir", metavar="DIR", default=None, help=RUNS_DIR_HELP)(
+        command
+    )
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @_report_options
-def run(paths: tuple[str, ...], html: str | None, markdown: str | None, junit: str | None) -> None:
+@_runs_dir_option
+def run(
+    paths: tuple[str, ...],
+    html: str | None,
+    markdown: str | None,
+    junit: str | None,
+    runs_dir: str | None,
+) -> None:
     """Replay every spec under PATHS (default: specs/) against its trace. Never records."""
     from flowproof.cli.flows import run_flows
 
-    run_flows(paths, "replay", reports={"html": html, "markdown": markdown, "junit": junit})
+    reports = {"html": html, "markdown": markdown, "junit": junit}
+    run_flows(paths, "replay", reports=reports, runs_dir=runs_dir)
 
 
 @main.command()
@@ -48,11 +69,12 @@ def run(paths: tuple[str, ...], html: str | None, markdown: str | None, junit: s
     is_flag=True,
     help="After a passing re-record, print what changed against the previous trace.",
 )
-def record(paths: tuple[str, ...], show_diff: bool) -> None:
+@_runs_dir_option
+def record(paths: tuple[str, ...], show_diff: bool, runs_dir: str | None) -> None:
     """Record every spec under PATHS against the real model; writes a trace per passing flow."""
     from flowproof.cli.flows import run_flows
 
-    run_flows(paths, "record", show_diff=show_diff)
+    run_flows(paths, "record", show_diff=show_diff, runs_dir=runs_dir)
 
 
 @main.command()
@@ -95,31 +117,32 @@ def doctor(command: str, prompt: str | None, timeout: float | None) -> None:
 @click.option(
     "--junit", default=None, metavar="FILE", help="Write JUnit XML (one testcase per flow) to FILE."
 )
-def report(run: str | None, html: str | None, markdown: str | None, junit: str | None) -> None:
+@_runs_dir_option
+def report(
+    run: str | None,
+    html: str | None,
+    markdown: str | None,
+    junit: str | None,
+    runs_dir: str | None,
+) -> None:
     """Render a run record as HTML, PR-comment markdown or JUnit XML.
 
-    RUN is a run id, a run directory or a report.json (default: the latest under .flowproof/runs).
+    RUN is a run id, a run directory or a report.json (default: the latest in the runs dir).
     """
     from flowproof.cli.report import report_command
 
-    report_command(run, html, markdown, junit)
+    report_command(run, html, markdown, junit, runs_dir)
 
 
 @main.command()
-@click.option(
-    "--runs",
-    default=".flowproof/runs",
-    show_default=True,
-    metavar="DIR",
-    help="Where the run records are.",
-)
+@click.option("--runs-dir", "--runs", "runs_dir", default=None, metavar="DIR", help=RUNS_DIR_HELP)
 @click.option("--html", default=None, metavar="FILE", help="Also write the summary as HTML.")
 @click.option("--markdown", default=None, metavar="FILE", help="Also write it as markdown.")
-def audit(runs: str, html: str | None, markdown: str | None) -> None:
+def audit(runs_dir: str | None, html: str | None, markdown: str | None) -> None:
     """The latest verdict of every control (`control: <id>` flows) across run records."""
     from flowproof.cli.audit import audit_command
 
-    audit_command(runs, html, markdown)
+    audit_command(runs_dir, html, markdown)
 
 
 @main.command("help-matchers")

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from flowproof.audit.summarize import render, summarize
 from flowproof.cli.output import out
-from flowproof.errors import FlowproofError
-from flowproof.trace.store import write_text_atomic
+from flowproof.files import write_text_atomic
+from flowproof.runrecord.store import runs_dir
 
 
-def audit_command(runs: str, html: str | None, markdown: str | None) -> None:
-    try:
-        rows, count = summarize(Path(runs))
-    except FlowproofError as exc:
-        out(f"error: {exc}")
-        sys.exit(2)
+def audit_command(runs_dir_given: str | None, html: str | None, markdown: str | None) -> None:
+    root = runs_dir(runs_dir_given, os.environ)
+    rows, count = summarize(root)
     if html:
         write_text_atomic(Path(html), render(rows, count, "audit.html.j2"))
     if markdown:
         write_text_atomic(Path(markdown), render(rows, count, "audit.md.j2"))
     if not rows:
-        out(f"no controls found in {count} run record{'s' * (count != 1)} under {runs}")
+        out(f"no controls found in {count} run record{'s' * (count != 1)} under {root}")
         return
     out(f"{len(rows)} control{'s' * (len(rows) != 1)} (latest verdict each, from {count} runs):")
     for row in rows:

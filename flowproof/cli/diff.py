@@ -6,17 +6,12 @@ import sys
 from pathlib import Path
 
 from flowproof.cli.output import out
-from flowproof.engine.tracediff import diff_traces
-from flowproof.errors import FlowproofError
+from flowproof.engine.lanes import trace_changes
 from flowproof.trace.store import load_trace
 
 
 def diff_files(old: str, new: str) -> None:
-    try:
-        changes = diff_traces(load_trace(Path(old)), load_trace(Path(new)))
-    except FlowproofError as exc:
-        out(f"error: {exc}")
-        sys.exit(2)
+    changes = trace_changes(load_trace(Path(old)), load_trace(Path(new)))
     if not changes:
         out(f"no trajectory changes between {old} and {new}")
         sys.exit(0)

@@ -7,18 +7,22 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from flowproof import __version__
+from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import indent, out
 from flowproof.cli.publish import publish
-from flowproof.engine.outcome import FlowOutcome, Mode, Summary
+from flowproof.engine.lanes import trace_changes
+from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
-from flowproof.engine.runrecord import flow_entry, load_run_record, write_run_record
-from flowproof.engine.tracediff import diff_traces
-from flowproof.errors import FlowproofError
+from flowproof.engine.runrecord import flow_record, hidden_values, run_record
+from flowproof.engine.strategy import strategy_for
+from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
+from flowproof.runrecord.model import FlowRecord
+from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
 from flowproof.trace.store import load_trace
@@ -26,54 +30,81 @@ from flowproof.trace.store import load_trace
 DEFAULT_PATH = "specs"
 
 
+@dataclass(slots=True)
+class _Run:
+    """What a run knows so far: enough to write its record even if flowproof crashes."""
+
+    summary: Summary = field(default_factory=Summary)
+    flows: list[FlowRecord] = field(default_factory=list)
+    secrets: dict[str, str] = field(default_factory=dict)
+
+
 def run_flows(
     paths: tuple[str, ...],
     mode_name: str,
     show_diff: bool = False,
     reports: Mapping[str, str | None] | None = None,
+    runs_dir: str | None = None,
 ) -> None:
     mode = Mode(mode_name)
-    try:
-        specs = find_specs(paths or (DEFAULT_PATH,))
-    except FlowproofError as exc:
-        out(f"error: {exc}")
-        sys.exit(2)
-    out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
+    specs = find_specs(paths or (DEFAULT_PATH,))
+    root = _runs_root(runs_dir)
     started = datetime.now(UTC)
-    summary, entries, secrets = asyncio.run(_run_all(specs, mode, show_diff))
+    run_id = new_run_id(started)
+    keep_crash_details_in(root / run_id)
+    out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
+    run = _Run()
+    try:
+        asyncio.run(_run_all(specs, mode, show_diff, run))
+    except Exception as exc:
+        # The record is the evidence of what ran before the crash; the boundary reports it.
+        record = run_record(
+            run_id,
+            mode.value,
+            started,
+            EXIT_INTERNAL,
+            run.flows,
+            run.summary.errors,
+            internal_error=one_line(exc),
+        )
+        write_run_record(record, root, hidden_values(os.environ, run.secrets))
+        raise
+    summary = run.summary
     passed = sum(flow.passed for flow in summary.flows)
     failed = len(summary.flows) - passed
     tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
     out(f"\nflows: {passed} passed, {failed} failed{tail}")
-    record_path = write_run_record(summary, mode.value, started, entries, os.environ, secrets)
+    record = run_record(run_id, mode.value, started, summary.exit_code, run.flows, summary.errors)
+    record_path = write_run_record(record, root, hidden_values(os.environ, run.secrets))
     out(f"run record: {record_path}")
-    publish(load_run_record(record_path), reports or {})
+    publish(record, reports or {})
     sys.exit(summary.exit_code)
 
 
-async def _run_all(
-    specs: list[Path], mode: Mode, show_diff: bool
-) -> tuple[Summary, list[dict[str, Any]], dict[str, str]]:
-    summary = Summary()
-    entries: list[dict[str, Any]] = []
-    secrets: dict[str, str] = {}
+def _runs_root(given: str | None) -> Path:
+    root = runs_dir(given, os.environ)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{root}: the runs directory is a file; give --runs-dir a directory")
+    return root
+
+
+async def _run_all(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) -> None:
     for path in specs:
         try:
             suite = find_suite(path, Path.cwd())
             loaded = load_spec(path)
             started = time.monotonic()
-            outcome = await run_flow(loaded, mode, suite=suite)
+            outcome = await run_flow(loaded, strategy_for(mode, loaded, os.environ), suite=suite)
         except FlowproofError as exc:
-            summary.errors.append(str(exc))
+            run.summary.errors.append(ConfigProblem.from_error(exc, path))
             out(f"ERROR {path}\n{indent(str(exc))}")
             continue
-        summary.flows.append(outcome)
-        entries.append(flow_entry(outcome, loaded, time.monotonic() - started))
-        secrets.update(outcome.secrets)
+        run.summary.flows.append(outcome)
+        run.flows.append(flow_record(outcome, loaded, time.monotonic() - started))
+        run.secrets.update(outcome.secrets)
         _print_outcome(outcome)
         if show_diff and outcome.trace_written:
             _print_diff(outcome)
-    return summary, entries, secrets
 
 
 def _print_outcome(flow: FlowOutcome) -> None:
@@ -97,7 +128,7 @@ def _print_diff(flow: FlowOutcome) -> None:
         out(indent("diff: no previous trace to compare with (first recording)"))
         return
     new = load_trace(flow.trace_written) if flow.trace_written else None
-    changes = diff_traces(flow.previous_trace, new) if new else []
+    changes = trace_changes(flow.previous_trace, new) if new else []
     if not changes:
         out(indent("diff: no trajectory changes against the previous trace"))
         return
@@ -123,7 +154,7 @@ def find_specs(paths: Iterable[str]) -> list[Path]:
                 )
             )
         else:
-            raise FlowproofError(f"{raw}: no such file or directory")
+            raise ConfigError(f"{raw}: no such file or directory")
     if not found:
-        raise FlowproofError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
+        raise ConfigError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
     return found

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from flowproof.cli.output import annotate_error, out
+from flowproof.runrecord.model import RunRecord
 
 
-def publish(record: dict[str, Any], reports: Mapping[str, str | None]) -> None:
+def publish(record: RunRecord, reports: Mapping[str, str | None]) -> None:
     wanted = {kind: path for kind, path in reports.items() if path}
     if wanted:
         from flowproof.report.render import write_reports
@@ -28,19 +28,22 @@ def publish(record: dict[str, Any], reports: Mapping[str, str | None]) -> None:
         _github(record)
 
 
-def _github(record: dict[str, Any]) -> None:
+def _github(record: RunRecord) -> None:
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         from flowproof.report.render import render_markdown
 
         with Path(summary_path).open("a", encoding="utf-8") as handle:
             handle.write(render_markdown(record) + "\n")
-    for flow in record["flows"]:
-        if flow["verdict"] != "fail":
+    for error in record.errors:
+        if error.spec:
+            annotate_error(error.spec, error.line, error.message)
+    for flow in record.flows:
+        if flow.verdict != "fail":
             continue
-        failed_steps = [s for s in flow["steps"] if s["verdict"] == "fail" and s["line"]]
+        failed_steps = [s for s in flow.steps if s.passed is False and s.line]
         if failed_steps:
             for step in failed_steps:
-                annotate_error(flow["spec"], step["line"], step["message"])
+                annotate_error(step.file, step.line, step.message)
         else:
-            annotate_error(flow["spec"], None, flow["reasons"][0] if flow["reasons"] else "failed")
+            annotate_error(flow.spec, None, flow.reasons[0] if flow.reasons else "failed")

@@ -11,7 +11,6 @@ from flowproof.assertions.trajectory import Trajectory
 from flowproof.errors import ConfigError
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
-from flowproof.trace.model import Turn
 
 
 def declared_secrets(loaded: LoadedSpec, environ: Mapping[str, str]) -> dict[str, str]:
@@ -34,17 +33,12 @@ def declared_secrets(loaded: LoadedSpec, environ: Mapping[str, str]) -> dict[str
 def judge(
     loaded: LoadedSpec,
     trajectory: Trajectory,
-    turns: Sequence[Turn],
+    bodies: Sequence[Body],
     environ: Mapping[str, str],
     secret_values: Mapping[str, str],
 ) -> tuple[Verdict, ...]:
     trajectory_steps: list[tuple[StepRef, Assertion]] = []
     verdicts: list[Verdict] = []
-    bodies = [
-        Body(f"turn {number} {part}", value)
-        for number, turn in enumerate(turns, 1)
-        for part, value in (("request", turn.request), ("response", turn.response))
-    ]
     for step in loaded.assertions:
         if isinstance(step.assertion, SecretLeakAssertion):
             verdicts.append(check_secrets(step.ref, step.assertion, bodies, secret_values))

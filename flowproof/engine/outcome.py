@@ -3,21 +3,41 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
-from flowproof.drivers.command import AgentOutcome
-from flowproof.drivers.url import TriggerOutcome
+from flowproof.engine.drive import Driven
+from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
-from flowproof.trace.model import Trace, Turn
+from flowproof.trace.model import Lane, Trace
 
 
 class Mode(enum.StrEnum):
     RECORD = "record"
     REPLAY = "replay"
+
+
+class Secrets(Mapping[str, str]):
+    """Secret values by variable name, whose repr shows the names only: an outcome printed in
+    a traceback or a debugger must not show what it hides."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self._values = dict(values or {})
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Secrets({', '.join(self._values)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,24 +49,39 @@ class FlowOutcome:
     """Why the flow failed, most fundamental first; empty when it passed."""
     verdicts: tuple[Verdict, ...] = ()
     served: int = 0
-    """Turns served (replay) or recorded (record)."""
+    """Model turns served (replay) or recorded (record)."""
     recorded: int = 0
-    """Turns in the trace (replay only)."""
+    """Model turns in the trace (replay only)."""
     trajectory: Trajectory | None = None
     divergence: Divergence | None = None
-    agent: AgentOutcome | TriggerOutcome | None = None
+    agent: Driven | None = None
     warnings: tuple[str, ...] = ()
     trace_written: Path | None = None
     previous_trace: Trace | None = None
     """At record: the trace this record replaced, for `record --diff`."""
-    turns: tuple[Turn, ...] = ()
-    """The turns served or recorded, in arrival order (for the run record's timeline)."""
-    secrets: Mapping[str, str] = field(default_factory=dict)
-    """Declared secret values (name → value), so every report can redact them."""
+    lanes: tuple[Lane, ...] = ()
+    """Every lane's entries served or recorded, in arrival order (the run record's timeline)."""
+    secrets: Secrets = field(default_factory=Secrets)
+    """Declared secret values, so every report can redact them."""
 
     @property
     def passed(self) -> bool:
         return not self.reasons
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """A spec that could not be run at all: what went wrong, and where when it is known."""
+
+    message: str
+    spec: Path | None = None
+    line: int | None = None
+
+    @classmethod
+    def from_error(cls, error: FlowproofError, spec: Path | None) -> ConfigProblem:
+        if isinstance(error, SpecError):
+            return cls(str(error), error.path, error.line)
+        return cls(str(error), spec)
 
 
 @dataclass(slots=True)
@@ -54,7 +89,7 @@ class Summary:
     """Every flow of one `run` or `record`, plus the specs that could not be run at all."""
 
     flows: list[FlowOutcome] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    errors: list[ConfigProblem] = field(default_factory=list)
     """Configuration errors (bad spec, unreadable trace, unset variable): exit 2."""
 
     @property
@@ -65,8 +100,5 @@ class Summary:
         and a 1 would suggest every flow was at least tried.
         """
         if self.errors:
-            return 2
-        return 1 if any(not flow.passed for flow in self.flows) else 0
-
-    def extend(self, outcomes: Sequence[FlowOutcome]) -> None:
-        self.flows.extend(outcomes)
+            return EXIT_CONFIG
+        return EXIT_FAILED if any(not flow.passed for flow in self.flows) else EXIT_PASSED

@@ -9,18 +9,18 @@ from __future__ import annotations
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
-from flowproof.engine.outcome import Mode
 from flowproof.proxy.traffic import Traffic
 
 
 def boundary_reasons(
-    mode: Mode,
     traffic: Traffic,
     driven: AgentOutcome | TriggerOutcome,
-    recorded: int,
+    expected_turns: int | None,
     timeout: float,
     port: int,
 ) -> list[str]:
+    """`expected_turns` is how many model turns the flow must serve (the trace's count at
+    replay); None when any number will do (record)."""
     reasons: list[str] = []
     if traffic.divergence is not None:
         reasons.append(traffic.divergence.render())
@@ -40,9 +40,9 @@ def boundary_reasons(
             f"the agent exited with code {driven.exit_code}"
             + _tail("its stderr ended with", driven.stderr_tail)
         )
-    if mode is Mode.REPLAY and not reasons and len(traffic.turns) < recorded:
+    if expected_turns is not None and not reasons and len(traffic.turns) < expected_turns:
         reason = (
-            f"served {len(traffic.turns)} of {recorded} recorded turns: the agent "
+            f"served {len(traffic.turns)} of {expected_turns} recorded turns: the agent "
             "finished without asking for the rest"
         )
         if is_service:

@@ -1,143 +1,109 @@
 """run_flow: one flow, top to bottom.
 
-    spec (loaded) → trace (replay) → proxy on 127.0.0.1 → agent (or service) under a time bound
-    → flowproof's own record of the traffic → boundary reasons → assertions → trace (record)
+    strategy (record or replay) → proxy on 127.0.0.1 → agent (or service) under a time bound
+    → flowproof's own record of the traffic → boundary reasons → assertions → strategy.finish
 
-Record differs in three places: the forward backend replaces the replay backend, zero requests
-is a failure rather than an empty trace, and a trace is written only when everything passed.
+Record and replay differ only inside their strategy (engine/strategy.py): the backend the proxy
+answers from, how many turns the flow must serve, and whether a passing flow mints a trace.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
-from flowproof import __version__
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.secrets import redact
-from flowproof.dialects import dialect_named
-from flowproof.dialects.base import ToolMock
+from flowproof.dialects.base import ToolMock, ToolMocks
+from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.drive import drive
 from flowproof.engine.judge import declared_secrets, judge
-from flowproof.engine.outcome import FlowOutcome, Mode
+from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
-from flowproof.engine.trajectory import build_trajectory
-from flowproof.errors import TraceError
+from flowproof.engine.strategy import Strategy, record_credentials
 from flowproof.proxy.app import make_app, serve
-from flowproof.proxy.forward import KEY_VARIABLES, ForwardBackend, Upstream
-from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
-from flowproof.trace.model import Trace
-from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
 
 async def run_flow(
     loaded: LoadedSpec,
-    mode: Mode,
+    strategy: Strategy,
     environ: Mapping[str, str] | None = None,
     suite: Suite | None = None,
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
-    trace_path = trace_path_for(loaded.path)
-    credentials = {name: environ[name] for name in KEY_VARIABLES if environ.get(name)}
-    previous = _previous_trace(trace_path, mode, credentials)
-    if mode is Mode.REPLAY and previous is None:
-        return _failed(
-            loaded, mode, f"no trace at {trace_path}; run `flowproof record {loaded.path}` first"
-        )
-
+    if (problem := strategy.cannot_start()) is not None:
+        return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
     traffic = Traffic()
-    mocks = {tool.name: _mock(tool.result, tool.results) for tool in spec.tools if tool.is_mocked}
-    backend = (
-        ReplayBackend(previous, mocks, traffic)
-        if mode is Mode.REPLAY and previous
-        else ForwardBackend(Upstream.from_environ(environ), mocks, traffic)
-    )
-    try:
-        runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
-    except OSError as exc:
-        return _failed(
-            loaded,
-            mode,
-            f"proxy_port {spec.agent.proxy_port} is busy: flowproof "
-            f"could not listen on 127.0.0.1:{spec.agent.proxy_port} "
-            f"({exc.strerror})",
-        )
-    try:
-        driven = await drive(loaded, suite, environ, port, traffic.fatal)
-    finally:
-        await runner.cleanup()
-        if isinstance(backend, ForwardBackend):
-            await backend.close()
+    async with strategy.backend(traffic, mocks_for(loaded)) as backend:
+        try:
+            runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
+        except OSError as exc:
+            return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
+        try:
+            driven = await drive(loaded, suite, environ, port, traffic.fatal)
+        finally:
+            await runner.cleanup()
     if driven.outcome is None:
-        return _failed(loaded, mode, driven.before_each_failure)
+        return _failed(loaded, strategy, driven.before_each_failure)
 
-    recorded = len(previous.turns) if mode is Mode.REPLAY and previous else 0
-    reasons = boundary_reasons(mode, traffic, driven.outcome, recorded, spec.agent.timeout, port)
-    trajectory = build_trajectory(traffic.turns)
+    expected = strategy.expected_turns
+    reasons = boundary_reasons(traffic, driven.outcome, expected, spec.agent.timeout, port)
+    served = traffic.snapshot()
+    trajectory = lanes.trajectory(served)
     verdicts: tuple[Verdict, ...] = ()
     if not reasons:
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
-        verdicts = judge(loaded, trajectory, traffic.turns, environ, secret_values)
+        bodies = lanes.all_bodies(served)
+        verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
-    written, replaced = None, None
-    if mode is Mode.RECORD and not reasons:
-        # The secret scan above ran before this write: a leak never mints a trace.
-        never_stored = [*secret_values.values(), *credentials.values()]
-        write_trace(trace_path, Trace(tuple(traffic.turns), __version__), secrets=never_stored)
-        written, replaced = trace_path, previous
+    never_stored = [*secret_values.values(), *record_credentials(environ).values()]
+    written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
         spec_path=loaded.path,
         name=spec.name,
-        mode=mode,
+        mode=strategy.mode,
         reasons=tuple(redact(reason, secret_values) for reason in reasons),
         verdicts=verdicts,
         served=len(traffic.turns),
-        recorded=recorded,
+        recorded=expected or 0,
         trajectory=trajectory,
         divergence=traffic.divergence,
         agent=driven.outcome,
         trace_written=written,
-        previous_trace=replaced,
+        previous_trace=strategy.previous if written else None,
         warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
-        secrets=secret_values,
-        turns=tuple(traffic.turns),
+        secrets=Secrets(secret_values),
+        lanes=served,
     )
 
 
-def _previous_trace(path: Path, mode: Mode, credentials: Mapping[str, str]) -> Trace | None:
-    """The trace already beside the spec. At replay an unreadable one is an error (exit 2); a
-    record may replace it, so there it only counts as absent."""
-    if not path.exists():
-        return None
-    if mode is Mode.REPLAY:
-        return _load_checked(path, credentials)
-    try:
-        return _load_checked(path, credentials)
-    except TraceError:
-        return None
+def mocks_for(loaded: LoadedSpec) -> ToolMocks:
+    """What the model is told each mocked tool returned: one `result:` for every call, or a
+    `results:` list served in call order."""
+    mocks = {}
+    for tool in loaded.spec.tools:
+        if tool.results is not None:
+            mocks[tool.name] = ToolMock(tuple(tool.results), repeat=False)
+        elif tool.is_mocked:
+            mocks[tool.name] = ToolMock((tool.result,), repeat=True)
+    return mocks
 
 
-def _load_checked(path: Path, credentials: Mapping[str, str]) -> Trace:
-    trace = load_trace(path, credentials=credentials)
-    for number, turn in enumerate(trace.turns, 1):
-        if dialect_named(turn.dialect) is None:
-            raise TraceError(f"{path}: turn {number} has unknown dialect {turn.dialect!r}")
-    return trace
+def _busy(port: int | None, exc: OSError) -> str:
+    return (
+        f"proxy_port {port} is busy: flowproof could not listen on 127.0.0.1:{port} "
+        f"({exc.strerror})"
+    )
 
 
-def _mock(result: object, results: list[object] | None) -> ToolMock:
-    if results is not None:
-        return ToolMock(tuple(results), repeat=False)
-    return ToolMock((result,), repeat=True)
-
-
-def _failed(loaded: LoadedSpec, mode: Mode, reason: str) -> FlowOutcome:
-    return FlowOutcome(spec_path=loaded.path, name=loaded.spec.name, mode=mode, reasons=(reason,))
+def _failed(loaded: LoadedSpec, strategy: Strategy, reason: str) -> FlowOutcome:
+    return FlowOutcome(
+        spec_path=loaded.path, name=loaded.spec.name, mode=strategy.mode, reasons=(reason,)
+    )

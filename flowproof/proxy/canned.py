@@ -10,7 +10,7 @@ from typing import Any
 
 from flowproof.dialects.base import Dialect
 from flowproof.proxy.traffic import Answer, Traffic
-from flowproof.trace.model import Turn
+from flowproof.trace.model import MODEL_LANE, Turn
 
 CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."
 
@@ -21,5 +21,5 @@ class CannedBackend:
 
     async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
         response = dialect.text_response(request, CANNED_TEXT)
-        self.traffic.turns.append(Turn(dialect.name, request, response))
+        self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
         return Answer(200, response)

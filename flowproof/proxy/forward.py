@@ -17,7 +17,7 @@ import aiohttp
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
-from flowproof.trace.model import Turn
+from flowproof.trace.model import MODEL_LANE, Turn
 
 KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
@@ -109,7 +109,7 @@ class ForwardBackend:
                 f"{self._scrub(text)}"
             )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
-        self.traffic.turns.append(Turn(dialect.name, request, response))
+        self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
         return Answer(200, response)
 
     async def _post(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:

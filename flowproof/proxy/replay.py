@@ -11,7 +11,7 @@ from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
-from flowproof.trace.model import Trace, Turn
+from flowproof.trace.model import MODEL_LANE, Trace, Turn
 
 DIVERGENCE = "flowproof_replay_divergence"
 
@@ -40,7 +40,7 @@ class ReplayBackend:
             self.traffic.diverge(found)
             return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
         response = self.matcher.turns[index].response
-        self.traffic.turns.append(Turn(dialect.name, without_transport(request), response))
+        self.traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), response))
         return Answer(200, response)
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:

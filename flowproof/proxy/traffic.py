@@ -1,7 +1,9 @@
-"""flowproof's own record of what crossed the model boundary during one flow.
+"""flowproof's own record of what crossed the boundaries during one flow.
 
 The verdict is read from here, never from the agent's exit code: an agent that swallows a
 divergence and exits 0 still fails, because the divergence is written down on this side.
+Every boundary writes into its own lane (`model` here; `mcp.<name>` from the MCP stand-ins),
+so the trace, the trajectory, the secret scan and the reports read one structure.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowproof.matching.divergence import Divergence
-from flowproof.trace.model import Turn
+from flowproof.trace.model import MODEL_LANE, Lane, Turn
 
 NO_RETRY = {"x-should-retry": "false"}
 """Stainless SDKs (openai, anthropic; Python and npm) honour this and do not retry."""
@@ -28,17 +30,30 @@ class Answer:
 
 @dataclass(slots=True)
 class Traffic:
-    """Mutable log of one flow's model traffic, shared by the proxy and the engine."""
+    """Mutable log of one flow's traffic, shared by the boundaries and the engine."""
 
-    turns: list[Turn] = field(default_factory=list)
-    """Turns served (replay) or recorded (record), in arrival order."""
+    lanes: dict[str, list[Any]] = field(default_factory=lambda: {MODEL_LANE: []})
+    """Entries served (replay) or recorded (record) per lane, in arrival order."""
     requests: list[tuple[str, str]] = field(default_factory=list)
-    """(path, dialect name or '?') of every request that arrived, routed or not."""
+    """(path, dialect name or '?') of every request that arrived at the model proxy."""
     divergence: Divergence | None = None
     failures: list[str] = field(default_factory=list)
-    """Reasons the flow failed at the boundary other than a divergence (upstream errors, ...)."""
+    """Reasons the flow failed at a boundary other than a divergence (upstream errors, ...)."""
     fatal: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when the flow has failed at the boundary, so the driver can stop the agent early."""
+    """Set when the flow has failed at a boundary, so the driver can stop the agent early."""
+
+    def add(self, lane: str, entry: Any) -> None:
+        """One entry served or recorded on `lane`."""
+        self.lanes.setdefault(lane, []).append(entry)
+
+    @property
+    def turns(self) -> list[Turn]:
+        """The model lane."""
+        return self.lanes[MODEL_LANE]
+
+    def snapshot(self) -> tuple[Lane, ...]:
+        """Every lane as it stands, the model lane first (what a trace records)."""
+        return tuple(Lane(name, tuple(entries)) for name, entries in self.lanes.items())
 
     def fail(self, reason: str) -> None:
         self.failures.append(reason)

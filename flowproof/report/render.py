@@ -1,7 +1,7 @@
 """Reports rendered from a run record: one self-contained HTML page, a PR-comment markdown, JUnit.
 
-The input is always the run-record dict (`report.json`, see `flowproof.engine.runrecord`), never
-live objects. Tool arguments, tool results, replies and agent stderr inside it are untrusted
+The input is always the run record (runrecord/model.py, read from `report.json`), never live
+objects. Tool arguments, tool results, replies and agent stderr inside it are untrusted
 text, so every template escapes for its own format: HTML and XML are autoescaped by jinja2,
 markdown goes through the `code`/`fence`/`md` filters below.
 """
@@ -16,8 +16,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from flowproof.files import write_text_atomic
 from flowproof.report.view import RunView, build_view
-from flowproof.trace.store import write_text_atomic
+from flowproof.runrecord.model import RunRecord
 
 COMMENT_LIMIT = 65536
 """GitHub's limit on the body of a pull-request comment, in characters."""
@@ -59,12 +60,12 @@ def environment() -> Environment:
     return env
 
 
-def render_html(record: dict[str, Any]) -> str:
+def render_html(record: RunRecord) -> str:
     """One self-contained page: inline CSS, no scripts, nothing fetched from the network."""
     return environment().get_template("run.html.j2").render(run=build_view(record))
 
 
-def render_markdown(record: dict[str, Any], limit: int = COMMENT_LIMIT) -> str:
+def render_markdown(record: RunRecord, limit: int = COMMENT_LIMIT) -> str:
     """A pull-request comment, failures first, shorter than `limit` characters.
 
     When the whole run does not fit, whole flows are left out from the end (passing flows go
@@ -85,7 +86,7 @@ def render_markdown(record: dict[str, Any], limit: int = COMMENT_LIMIT) -> str:
     return text if len(text) < limit else _cut(text, limit, run)
 
 
-def render_junit(record: dict[str, Any]) -> str:
+def render_junit(record: RunRecord) -> str:
     """JUnit XML: one testcase per flow (classname = spec path, name = flow name), the first
     reason as the failure message and every reason in its body; configuration errors as
     `<error>` testcases."""
@@ -93,7 +94,7 @@ def render_junit(record: dict[str, Any]) -> str:
 
 
 def write_reports(
-    record: dict[str, Any],
+    record: RunRecord,
     *,
     html: str | None = None,
     markdown: str | None = None,

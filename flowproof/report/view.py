@@ -1,26 +1,30 @@
 """The run record shaped for reading: failures first, JSON pretty-printed, counts computed.
 
-Every report is rendered from this view, and the view is built from the run-record dict alone
-(`report.json`, see `flowproof.engine.runrecord`), never from live objects, so a report
-rendered later from an old record reads exactly like the one rendered at the end of the run.
-Fields a record may lack (a timeline turn of an unknown dialect, a flow without `control`)
-get explicit defaults here, so the templates can run under `StrictUndefined`.
+Every report is rendered from this view, and the view is built from the run record alone
+(runrecord/model.py), never from live objects, so a report rendered later from an old record
+reads exactly like the one rendered at the end of the run. It reads fields; it never parses a
+message back into its parts.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flowproof.errors import TraceError
+from flowproof.runrecord.model import (
+    ControlRecord,
+    DivergenceRecord,
+    FlowRecord,
+    RunRecord,
+    StepRecord,
+    TimelineEntry,
+)
 
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
 LONG_CHARS = 600
-_SPEC_PREFIX = re.compile(r"^(?P<spec>[^\s:]+\.ya?ml)(?::\d+)?:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,101 +168,85 @@ class RunView:
     record_path: str
 
 
-def build_view(record: dict[str, Any]) -> RunView:
-    """The view of one run record; a record missing a required field is a `TraceError`."""
-    try:
-        return _run(record)
-    except KeyError as exc:
-        raise TraceError(f"not a complete flowproof run record: no {exc.args[0]!r} field") from None
-    except (TypeError, AttributeError, ValueError) as exc:
-        raise TraceError(f"not a complete flowproof run record ({exc})") from None
-
-
-def _run(record: dict[str, Any]) -> RunView:
-    mode = str(record["mode"])
-    flows = [_flow(index, flow, mode) for index, flow in enumerate(record["flows"], 1)]
+def build_view(record: RunRecord) -> RunView:
+    """The view of one run record (already validated by its model)."""
+    flows = [_flow(index, flow, record.mode) for index, flow in enumerate(record.flows, 1)]
     flows.sort(key=lambda flow: flow.passed)  # stable: run order kept within each group
     failed = sum(not flow.passed for flow in flows)
-    exit_code = int(record["exit_code"])
-    run_id = str(record["run_id"])
     return RunView(
-        run_id=run_id,
-        mode=mode,
-        flowproof_version=str(record["flowproof_version"]),
-        format_version=int(record["format_version"]),
-        started_at=str(record["started_at"]),
-        ended_at=str(record["ended_at"]),
-        timestamp=str(record["started_at"]).removesuffix("Z"),
-        duration=_seconds_between(record["started_at"], record["ended_at"]),
-        exit_code=exit_code,
-        status={0: "passed", 1: "failed"}.get(exit_code, "error"),
-        errors=[_error(str(message)) for message in record["errors"]],
+        run_id=record.run_id,
+        mode=record.mode,
+        flowproof_version=record.flowproof_version,
+        format_version=record.format_version,
+        started_at=record.started_at,
+        ended_at=record.ended_at,
+        timestamp=record.started_at.removesuffix("Z"),
+        duration=_seconds_between(record.started_at, record.ended_at),
+        exit_code=record.exit_code,
+        status={0: "passed", 1: "failed"}.get(record.exit_code, "error"),
+        errors=[ErrorView(error.spec or "", error.message) for error in record.errors],
         flows=flows,
         failed=failed,
         passed=len(flows) - failed,
-        record_path=f".flowproof/runs/{run_id}/report.json",
+        record_path=f".flowproof/runs/{record.run_id}/report.json",
     )
 
 
-def _flow(index: int, flow: dict[str, Any], mode: str) -> FlowView:
-    reasons = [str(reason) for reason in flow["reasons"]]
-    divergence = _divergence(flow["divergence"]) if flow["divergence"] else None
-    steps = [_step(step) for step in flow["steps"]]
-    passed = flow["verdict"] == "pass"
-    trajectory = flow["trajectory"]
-    reply = block(trajectory["reply"]) if trajectory and trajectory["reply"] is not None else None
-    timeline = [_turn(turn) for turn in flow["timeline"]]
-    control = flow.get("control")
+def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
+    divergence = _divergence(flow.divergence) if flow.divergence else None
+    steps = [_step(step) for step in flow.steps]
+    passed = flow.verdict == "pass"
+    trajectory = flow.trajectory
+    reply = block(trajectory.reply) if trajectory and trajectory.reply is not None else None
+    timeline = [_turn(turn) for turn in flow.timeline]
     return FlowView(
         index=index,
         anchor=f"flow-{index}",
-        spec=str(flow["spec"]),
-        name=str(flow["name"]),
+        spec=flow.spec,
+        name=flow.name,
         passed=passed,
-        verdict=str(flow["verdict"]),
-        reasons=reasons,
-        other_reasons=[r for r in reasons if divergence is None or r != divergence.text],
-        first_reason=reasons[0] if reasons else "",
+        verdict=flow.verdict,
+        reasons=list(flow.reasons),
+        other_reasons=[r for r in flow.reasons if divergence is None or r != divergence.text],
+        first_reason=flow.reasons[0] if flow.reasons else "",
         failure_type=_failure_type(passed, divergence, steps),
-        prompt=str(flow["prompt"]),
+        prompt=flow.prompt,
         steps=steps,
         divergence=divergence,
-        served=int(flow["turns"]["served"]),
-        recorded=int(flow["turns"]["recorded"]),
+        served=flow.turns.served,
+        recorded=flow.turns.recorded,
         turns_phrase=_turns_phrase(mode, flow),
         timeline=timeline,
         has_trajectory=trajectory is not None,
         tool_calls=[
-            ToolCall(str(call["name"]), block(call["arguments"]))
-            for call in (trajectory["tool_calls"] if trajectory else ())
+            ToolCall(call.name, block(call.arguments))
+            for call in (trajectory.tool_calls if trajectory else ())
         ],
         reply=reply,
         reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
-        reply_absent_reason=str(trajectory["reply_absent_reason"] or "") if trajectory else "",
-        warnings=[str(warning) for warning in flow["warnings"]],
-        trace=str(flow.get("trace") or ""),
-        control=_control(control) if control else None,
-        duration=float(flow["duration"]) if flow.get("duration") is not None else None,
+        reply_absent_reason=trajectory.reply_absent_reason if trajectory else "",
+        warnings=list(flow.warnings),
+        trace=flow.trace or "",
+        control=_control(flow.control) if flow.control else None,
+        duration=flow.duration,
     )
 
 
-def _step(step: dict[str, Any]) -> StepView:
-    message = str(step["message"])
-    head, dash, rest = message.partition(" — ")
+def _step(step: StepRecord) -> StepView:
     return StepView(
-        number=step["number"],
-        line=step["line"],
-        step=str(step["step"]),
-        verdict=str(step["verdict"]),
-        message=message,
-        detail=rest if dash and str(step["step"]) in head else message,
+        number=step.step,
+        line=step.line,
+        step=step.expected,
+        verdict=step.verdict,
+        message=step.message,
+        detail=step.observed or step.message,
     )
 
 
-def _turns_phrase(mode: str, flow: dict[str, Any]) -> str:
-    served, recorded = int(flow["turns"]["served"]), int(flow["turns"]["recorded"])
+def _turns_phrase(mode: str, flow: FlowRecord) -> str:
+    served, recorded = flow.turns.served, flow.turns.recorded
     if mode == "record":
-        unwritten = "" if flow.get("trace") else "; no trace written"
+        unwritten = "" if flow.trace else "; no trace written"
         return f"{served} turn{'s' * (served != 1)} recorded{unwritten}"
     return f"served {served} of {recorded} recorded turn{'s' * (recorded != 1)}"
 
@@ -273,61 +261,47 @@ def _failure_type(passed: bool, divergence: DivergenceView | None, steps: list[S
     return "run"
 
 
-def _divergence(data: dict[str, Any]) -> DivergenceView:
-    text = str(data["text"])
-    detail = str(data["detail"])
-    envelope = [str(line) for line in data["envelope"]]
-    recorded_turn = data["recorded_turn"]
-    location, found, sides = detail.partition(": recorded ")
-    recorded, split, replayed = sides.rpartition(", replayed ")
-    if not (found and split):
-        location = recorded = replayed = ""
+def _divergence(data: DivergenceRecord) -> DivergenceView:
+    location = recorded = replayed = ""
+    detail = data.reason
+    if data.path is not None:
+        location = f"{data.path}: {data.note}" if data.note else data.path
+        recorded, replayed = data.recorded or "", data.replayed or ""
+        detail = f"{location}: recorded {recorded}, replayed {replayed}"
     return DivergenceView(
-        request=int(data["request"]),
-        recorded_turn=recorded_turn,
-        headline=text.splitlines()[0] if text else "",
-        envelope=envelope,
+        request=data.index,
+        recorded_turn=data.recorded_index,
+        headline=data.text.splitlines()[0] if data.text else "",
+        envelope=list(data.envelope),
         detail=detail,
         # An extra call's detail is already in its headline; an envelope line is not repeated.
-        show_detail=recorded_turn is not None and detail not in envelope,
+        show_detail=data.recorded_index is not None and detail not in data.envelope,
         location=location,
         recorded=recorded,
         replayed=replayed,
-        text=text,
+        text=data.text,
     )
 
 
-def _turn(turn: dict[str, Any]) -> TurnView:
-    known = "tool_calls" in turn
-    text = turn.get("text")
+def _turn(turn: TimelineEntry) -> TurnView:
     return TurnView(
-        number=int(turn["turn"]),
-        dialect=str(turn["dialect"]),
-        known=known,
-        tool_results=[
-            ToolResult(str(r["tool"]), block(r["content"])) for r in turn.get("tool_results", ())
-        ],
-        tool_calls=[
-            ToolCall(str(c["name"]), block(c["arguments"])) for c in turn.get("tool_calls", ())
-        ],
-        text=block(text) if text is not None else None,
+        number=turn.turn,
+        dialect=turn.dialect,
+        known=turn.known,
+        tool_results=[ToolResult(r.tool, block(r.content)) for r in turn.tool_results],
+        tool_calls=[ToolCall(c.name, block(c.arguments)) for c in turn.tool_calls],
+        text=block(turn.text) if turn.text is not None else None,
     )
 
 
-def _control(data: dict[str, Any]) -> ControlView:
-    evidence = data.get("evidence") or {}
+def _control(data: ControlRecord) -> ControlView:
     return ControlView(
-        id=str(data["id"]),
-        verdict=str(data["verdict"]),
-        lanes=[str(lane) for lane in data["lanes"]],
-        containment=str(data["containment"]),
-        failed_steps=[str(step) for step in evidence.get("failed_steps", ())],
+        id=data.id,
+        verdict=data.verdict,
+        lanes=list(data.lanes),
+        containment=data.containment,
+        failed_steps=list(data.evidence.failed_steps),
     )
-
-
-def _error(message: str) -> ErrorView:
-    found = _SPEC_PREFIX.match(message)
-    return ErrorView(found["spec"] if found else "", message)
 
 
 def block(value: Any) -> Block:

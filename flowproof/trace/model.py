@@ -1,9 +1,18 @@
-"""What a trace holds. Bodies only: no headers, no keys, ever."""
+"""What a trace holds: named lanes of recorded entries. Bodies only: no headers, no keys, ever.
+
+A lane is one boundary's traffic in arrival order. The model boundary is the `model` lane, whose
+entries are Turns; the tool boundary adds one lane per MCP server (`mcp.<name>`) beside it. Each
+lane kind brings its own entry type and matching rule (flowproof/lanes/).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+MODEL_LANE = "model"
+"""The lane of model calls; every trace has it (empty when the agent made none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,9 +28,38 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
-class Trace:
-    """A recorded flow: its turns in the order they arrived at record."""
+class Lane:
+    """One boundary's recorded traffic."""
 
-    turns: tuple[Turn, ...]
+    name: str
+    """`model`, or `<kind>.<name>` for a lane of which a flow may have several."""
+    entries: tuple[Any, ...]
+    """The lane kind's entries (Turns for `model`), in the order they arrived at record."""
+
+    @property
+    def kind(self) -> str:
+        """The part before the first dot: what kind of boundary the lane records."""
+        return self.name.split(".", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A recorded flow: its lanes, the model lane first."""
+
+    lanes: tuple[Lane, ...]
     flowproof_version: str
     """The flowproof that wrote the trace (informational; the format version decides reading)."""
+
+    @classmethod
+    def from_turns(cls, turns: Sequence[Turn], flowproof_version: str) -> Trace:
+        """A trace of model turns alone."""
+        return cls((Lane(MODEL_LANE, tuple(turns)),), flowproof_version)
+
+    def lane(self, name: str) -> tuple[Any, ...]:
+        """The entries of lane `name`; none when the trace has no such lane."""
+        return next((lane.entries for lane in self.lanes if lane.name == name), ())
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        """The model lane's turns."""
+        return self.lane(MODEL_LANE)

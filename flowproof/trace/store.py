@@ -1,17 +1,12 @@
-"""Where traces live, and the only code that writes one.
-
-A trace is written with a temporary file in the same directory and `os.replace`, so a crash
-mid-write leaves the previous trace intact rather than half a cassette.
-"""
+"""Where traces live, and the only code that writes one (atomically, see flowproof/files.py)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from flowproof.errors import TraceError
+from flowproof.files import write_text_atomic
 from flowproof.trace import codec
 from flowproof.trace.model import Trace
 
@@ -28,6 +23,11 @@ def load_trace(path: Path, *, credentials: Mapping[str, str] | None = None) -> T
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceError(f"{path}: cannot read the trace: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "a trace is written by `flowproof record`: re-record it rather than edit it"
+        ) from None
     for name, value in (credentials or {}).items():
         if value and value in text:
             raise TraceError(
@@ -44,21 +44,3 @@ def write_trace(path: Path, trace: Trace, *, secrets: Iterable[str] = ()) -> Non
         if secret and secret in text:
             raise TraceError(f"{path}: refusing to write a trace that contains a secret value")
     write_text_atomic(path, text)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600; a committed trace should get the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

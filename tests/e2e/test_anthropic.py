@@ -57,10 +57,10 @@ def test_record_then_replay_with_the_upstream_stopped(
     assert "3 turns recorded" in result.stderr
     upstream.stop()
     trace = trace_of(tmp_path)
-    assert [turn["dialect"] for turn in trace["turns"]] == ["anthropic_messages"] * 3
-    assert all("stream" not in turn["request"] for turn in trace["turns"])
+    assert [turn["dialect"] for turn in trace["lanes"]["model"]] == ["anthropic_messages"] * 3
+    assert all("stream" not in turn["request"] for turn in trace["lanes"]["model"])
     # The mocked search result, not the agent's volatile one, is what the model was shown.
-    assert trace["turns"][1]["request"]["messages"][-1] == {
+    assert trace["lanes"]["model"][1]["request"]["messages"][-1] == {
         "role": "user",
         "content": [
             {

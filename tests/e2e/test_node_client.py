@@ -79,16 +79,16 @@ def test_record_then_replay_with_the_upstream_stopped(
     assert [r.path for r in upstream.received] == ["/v1/chat/completions"] * 3
     assert all("stream" not in r.body and "stream_options" not in r.body for r in upstream.received)
     trace = json.loads((tmp_path / "specs" / "booking.trace.json").read_text())
-    assert len(trace["turns"]) == 3
-    assert list(trace["turns"][0]["request"]) == ["model", "messages", "tools"]
+    assert len(trace["lanes"]["model"]) == 3
+    assert list(trace["lanes"]["model"][0]["request"]) == ["model", "messages", "tools"]
     # The model was shown the mocked search result, not the agent's volatile one.
-    assert trace["turns"][1]["request"]["messages"][-1] == {
+    assert trace["lanes"]["model"][1]["request"]["messages"][-1] == {
         "role": "tool",
         "tool_call_id": "call_search_flights",
         "content": '{"flights": [{"id": "KQ311", "dest": "NBO"}]}',
     }
     # The agent echoed the recorded tool call back byte for byte, over every transport.
-    assert trace["turns"][2]["request"]["messages"][4]["tool_calls"] == [
+    assert trace["lanes"]["model"][2]["request"]["messages"][4]["tool_calls"] == [
         {
             "id": "call_create_booking",
             "type": "function",

@@ -114,9 +114,9 @@ def test_record_then_replay_with_the_upstream_stopped(
 ) -> None:
     project = recorded_copy(recordings, tmp_path, stream=stream)
     trace = json.loads((project / TRACE).read_text())
-    assert [turn["dialect"] for turn in trace["turns"]] == ["openai_responses"] * 3
+    assert [turn["dialect"] for turn in trace["lanes"]["model"]] == ["openai_responses"] * 3
     # The mocked search result, not the agent's volatile one, is what the model was shown.
-    assert trace["turns"][1]["request"]["input"][-1] == {
+    assert trace["lanes"]["model"][1]["request"]["input"][-1] == {
         "call_id": "call_search_flights",
         "output": '{"flights": [{"id": "KQ311", "dest": "NBO"}]}',
         "type": "function_call_output",
@@ -213,7 +213,7 @@ def test_guardrail_runs_beside_the_main_call_and_the_reply_is_the_main_one(
     upstream.stop()
 
     trace = json.loads((tmp_path / TRACE).read_text())
-    instructions = [turn["request"]["instructions"] for turn in trace["turns"]]
+    instructions = [turn["request"]["instructions"] for turn in trace["lanes"]["model"]]
     assert len(instructions) == 4 and instructions.count(GUARDRAIL_INSTRUCTIONS) == 1
     for _ in range(2):  # the arrival order at replay is a race too; neither order may matter
         result = flowproof("run", "specs", cwd=tmp_path)

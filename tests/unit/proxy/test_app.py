@@ -26,7 +26,9 @@ RESPONSE = {
 
 async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[list, Traffic]:
     traffic = Traffic()
-    backend = ReplayBackend(Trace((Turn("openai_chat", REQUEST, RESPONSE),), "t"), {}, traffic)
+    backend = ReplayBackend(
+        Trace.from_turns((Turn("openai_chat", REQUEST, RESPONSE),), "t"), {}, traffic
+    )
     runner, port = await serve(make_app(backend, traffic))
     replies = []
     try:

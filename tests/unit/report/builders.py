@@ -1,4 +1,5 @@
-"""Run-record dicts for the report tests, shaped exactly like `engine/runrecord.py` writes them."""
+"""Run-record documents for the report tests, in the current format (runrecord/model.py); the
+tests read them through `parse_run_record`, exactly as `flowproof report` reads report.json."""
 
 from __future__ import annotations
 
@@ -29,16 +30,41 @@ def make_turn(
         return value if isinstance(value, str) else json.dumps(value)
 
     return {
+        "lane": "model",
         "turn": number,
         "dialect": "openai_chat",
+        "known": True,
         "tool_results": [{"tool": tool, "content": raw(content)} for tool, content in results],
         "tool_calls": [{"name": name, "arguments": raw(args)} for name, args in calls],
         "text": text,
     }
 
 
-def make_step(number: int, line: int, step: str, verdict: str, message: str = "") -> dict:
-    return {"number": number, "line": line, "step": step, "verdict": verdict, "message": message}
+def make_step(
+    number: int,
+    line: int,
+    step: str,
+    verdict: str,
+    message: str = "",
+    spec: str = "specs/booking.yaml",
+) -> dict:
+    _, dash, observed = message.partition(" — ")
+    return {
+        "step": number,
+        "file": spec,
+        "line": line,
+        "kind": "assert" if step.startswith("assert reply") else step.split(" ", 1)[0],
+        "passed": {"pass": True, "fail": False}.get(verdict),
+        "expected": step,
+        "observed": observed if dash else message,
+        "message": message,
+    }
+
+
+def make_error(message: str) -> dict:
+    spec, _, rest = message.partition(":")
+    line = rest.split(":", 1)[0]
+    return {"spec": spec, "line": int(line) if line.isdigit() else None, "message": message}
 
 
 SEARCH = ("search_flights", {"destination": "NBO", "date": "2026-12-01"})
@@ -90,6 +116,7 @@ def make_flow(
         },
         "warnings": list(warnings),
         "trace": None,
+        "duration": None,
     }
     if control:
         flow["control"] = control
@@ -99,14 +126,14 @@ def make_flow(
 def make_record(flows: list[dict], errors: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
     failed = any(flow["verdict"] == "fail" for flow in flows)
     return {
-        "format_version": 1,
+        "format_version": 2,
         "flowproof_version": "0.1.0",
         "run_id": RUN_ID,
         "mode": "replay",
         "started_at": "2026-11-29T10:15:00Z",
         "ended_at": "2026-11-29T10:15:04Z",
         "exit_code": 2 if errors else int(failed),
-        "errors": list(errors),
+        "errors": [make_error(message) for message in errors],
         "flows": flows,
     }
 
@@ -148,10 +175,13 @@ def golden_record() -> dict[str, Any]:
             ),
         ],
         divergence={
-            "request": 3,
-            "recorded_turn": 3,
+            "lane": "model",
+            "index": 3,
+            "recorded_index": 3,
             "envelope": [],
-            "detail": DIVERGENCE_DETAIL,
+            "path": "messages[4].tool_calls[0].function.arguments: flight.id",
+            "recorded": '"KQ311"',
+            "replayed": '"KQ999"',
             "text": DIVERGENCE_TEXT,
         },
         turns=(2, 3),
@@ -172,8 +202,15 @@ def golden_record() -> dict[str, Any]:
         "Read-only support never refunds",
         reasons=[refund_message],
         steps=[
-            make_step(2, 11, "assert_no_tool_call issue_refund", "fail", refund_message),
-            make_step(3, 12, "assert reply contains sorry", "pass"),
+            make_step(
+                2,
+                11,
+                "assert_no_tool_call issue_refund",
+                "fail",
+                refund_message,
+                "specs/refund.yaml",
+            ),
+            make_step(3, 12, "assert reply contains sorry", "pass", spec="specs/refund.yaml"),
         ],
         timeline=[
             make_turn(1, calls=[("lookup_order", {"order": "A-77"})]),

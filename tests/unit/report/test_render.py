@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from flowproof.errors import TraceError
-from flowproof.report.render import (
-    COMMENT_LIMIT,
-    render_html,
-    render_junit,
-    render_markdown,
-    write_reports,
-)
+from flowproof.errors import RunRecordError
+from flowproof.report import render
+from flowproof.report.render import COMMENT_LIMIT
+from flowproof.runrecord.model import RunRecord
+from flowproof.runrecord.store import parse_run_record
 from tests.unit.report.builders import (
     DIVERGENCE_DETAIL,
     RUN_ID,
@@ -27,6 +24,28 @@ from tests.unit.report.builders import (
     make_step,
     make_turn,
 )
+
+
+def typed(document: dict) -> RunRecord:
+    """The record as `flowproof report` reads it from report.json."""
+    return parse_run_record(document, "report.json")
+
+
+def render_html(document: dict) -> str:
+    return render.render_html(typed(document))
+
+
+def render_markdown(document: dict, limit: int = COMMENT_LIMIT) -> str:
+    return render.render_markdown(typed(document), limit)
+
+
+def render_junit(document: dict) -> str:
+    return render.render_junit(typed(document))
+
+
+def write_reports(document: dict, **files: str | None) -> None:
+    render.write_reports(typed(document), **files)
+
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = ROOT / "tests" / "data" / "cases" / "report"
@@ -254,7 +273,7 @@ def test_long_json_collapses_behind_details() -> None:
 
 
 def test_a_turn_of_an_unknown_dialect_still_renders() -> None:
-    flow = make_flow(timeline=[{"turn": 1, "dialect": "gemini"}])
+    flow = make_flow(timeline=[{"turn": 1, "dialect": "gemini", "known": False}])
     assert "gemini (not readable by this flowproof)" in render_html(make_record([flow]))
 
 
@@ -264,11 +283,11 @@ def test_a_turn_of_an_unknown_dialect_still_renders() -> None:
 def test_an_incomplete_record_is_a_trace_error_naming_the_field() -> None:
     record = golden_record()
     del record["flows"][0]["steps"]
-    for render in (render_html, render_markdown, render_junit):
+    for renderer in (render_html, render_markdown, render_junit):
         with pytest.raises(
-            TraceError, match="not a complete flowproof run record: no 'steps' field"
+            RunRecordError, match="not a complete flowproof run record: no 'steps' field"
         ):
-            render(record)
+            renderer(record)
 
 
 def test_write_reports_writes_each_file_asked_for(tmp_path: Path) -> None:

@@ -7,10 +7,22 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
+from flowproof.cli import main
 from flowproof.cli.report import NO_OUTPUT, report_command
-from flowproof.report.render import render_junit, render_markdown
+from flowproof.report import render
+from flowproof.runrecord.store import parse_run_record
 from tests.unit.report.builders import RUN_ID, golden_record
+
+
+def render_markdown(document: dict) -> str:
+    return render.render_markdown(parse_run_record(document, "report.json"))
+
+
+def render_junit(document: dict) -> str:
+    return render.render_junit(parse_run_record(document, "report.json"))
+
 
 OLDER = "20261128T090000Z-000000"
 
@@ -27,18 +39,25 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+class Captured:
+    err = ""
+
+
 def exit_code(run: str | None, **outputs: str) -> int:
-    with pytest.raises(SystemExit) as exited:
-        report_command(run, outputs.get("html"), outputs.get("markdown"), outputs.get("junit"))
-        raise SystemExit(0)
-    return int(exited.value.code or 0)
+    """`flowproof report` through the CLI (and its error boundary); stderr in `Captured.err`."""
+    args = ["report", *([run] if run else [])]
+    for kind, path in outputs.items():
+        args += [f"--{kind}", path]
+    result = CliRunner().invoke(main, args)
+    Captured.err = result.stderr
+    return result.exit_code
 
 
 def test_the_latest_run_is_the_default(project: Path, capsys: pytest.CaptureFixture) -> None:
     assert exit_code(None, markdown="pr.md", junit="out/junit.xml") == 0
     assert (project / "pr.md").read_text() == render_markdown(golden_record())
     assert (project / "out" / "junit.xml").read_text() == render_junit(golden_record())
-    assert capsys.readouterr().err == "markdown report: pr.md\njunit report: out/junit.xml\n"
+    assert Captured.err == "markdown report: pr.md\njunit report: out/junit.xml\n"
 
 
 @pytest.mark.parametrize(
@@ -61,7 +80,7 @@ def test_an_unknown_run_exits_2_naming_the_latest(
     project: Path, capsys: pytest.CaptureFixture
 ) -> None:
     assert exit_code("20990101T000000Z-ffffff", html="r.html") == 2
-    assert capsys.readouterr().err == (
+    assert Captured.err == (
         "error: 20990101T000000Z-ffffff: no such run record (not a file, a directory or a run "
         f"id; the latest is {RUN_ID})\n"
     )
@@ -73,7 +92,7 @@ def test_no_runs_at_all_exits_2(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert exit_code(None, html="r.html") == 2
-    assert capsys.readouterr().err == (
+    assert Captured.err == (
         "error: no run records under .flowproof/runs; run `flowproof run` first\n"
     )
 
@@ -82,10 +101,10 @@ def test_a_newer_or_broken_record_exits_2(project: Path, capsys: pytest.CaptureF
     latest = project / ".flowproof" / "runs" / RUN_ID / "report.json"
     latest.write_text('{"format_version": 99}')
     assert exit_code(None, junit="j.xml") == 2
-    assert "written by a newer flowproof (format 99); upgrade flowproof" in capsys.readouterr().err
+    assert "written by a newer flowproof (format 99); upgrade flowproof" in Captured.err
     latest.write_text('{"format_version": 1, "flows": []}')
     assert exit_code(None, junit="j.xml") == 2
-    assert capsys.readouterr().err == (
+    assert Captured.err == (
         f"error: {Path('.flowproof/runs') / RUN_ID / 'report.json'}: "
         "not a complete flowproof run record: no 'mode' field\n"
     )
@@ -94,4 +113,4 @@ def test_a_newer_or_broken_record_exits_2(project: Path, capsys: pytest.CaptureF
 def test_an_unwritable_output_exits_2(project: Path, capsys: pytest.CaptureFixture) -> None:
     (project / "taken").write_text("a file, not a directory")
     assert exit_code(None, html="taken/r.html") == 2
-    assert capsys.readouterr().err.startswith("error: cannot write the report ")
+    assert Captured.err.startswith("error: cannot write the report ")

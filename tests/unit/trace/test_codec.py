@@ -24,7 +24,7 @@ RESPONSE = {
 
 
 def test_round_trip_keeps_every_value_and_key_order(tmp_path: Path) -> None:
-    trace = Trace((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0")
+    trace = Trace.from_turns((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0")
     path = tmp_path / "t.trace.json"
     write_trace(path, trace)
     loaded = load_trace(path)
@@ -34,7 +34,7 @@ def test_round_trip_keeps_every_value_and_key_order(tmp_path: Path) -> None:
 
 
 def test_bodies_are_pretty_printed_for_review() -> None:
-    text = codec.encode(Trace((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0"))
+    text = codec.encode(Trace.from_turns((Turn("openai_chat", REQUEST, RESPONSE),), "0.1.0"))
     assert re.search(r'\n +"content": "Nairobi — tomorrow"\n', text)
 
 
@@ -54,7 +54,7 @@ def test_unreadable_trace_names_the_file() -> None:
 
 def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
-    leaky = Trace((Turn("openai_chat", {"note": "key is sk-live-123"}, {}),), "0.1.0")
+    leaky = Trace.from_turns((Turn("openai_chat", {"note": "key is sk-live-123"}, {}),), "0.1.0")
     with pytest.raises(TraceError, match="contains a secret value"):
         write_trace(path, leaky, secrets=["sk-live-123"])
     assert not path.exists()
@@ -63,7 +63,9 @@ def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
 
 def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
-    write_trace(path, Trace((Turn("openai_chat", {"note": "sk-live-123"}, {}),), "0.1.0"))
+    write_trace(
+        path, Trace.from_turns((Turn("openai_chat", {"note": "sk-live-123"}, {}),), "0.1.0")
+    )
     assert load_trace(path, credentials={"FLOWPROOF_AGENT_KEY": "sk-other"}).turns
     with pytest.raises(
         TraceError, match="holds the value of FLOWPROOF_AGENT_KEY; delete it and re-record"

@@ -1,0 +1,96 @@
+"""The CLI's one error boundary: what an exception that reaches the command line becomes.
+
+    FlowproofError        bad input: `error: <message>` on stderr, exit 2
+    click's own errors    usage: click prints them, exit 2
+    anything else         a bug in flowproof: ONE line on stderr, exit 3, and the traceback
+                          saved beside the run record (printed too with FLOWPROOF_DEBUG=1)
+
+No traceback reaches a user unasked: an internal error is reported as one, with the place its
+details were kept, so a bug report can carry them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flowproof.cli.output import out
+from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
+
+DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
+TRACEBACK_FILE = "traceback.txt"
+_CRASH_DIR = "flowproof.crash_dir"
+
+
+def keep_crash_details_in(directory: Path) -> None:
+    """Where the running command's traceback goes if it crashes (the run's own directory)."""
+    click.get_current_context().meta[_CRASH_DIR] = directory
+
+
+def one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class GuardedGroup(click.Group):
+    """A click group whose subcommands all run inside the boundary."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except FlowproofError as exc:
+            out(f"error: {exc}")
+            sys.exit(EXIT_CONFIG)
+        except Exception as exc:  # noqa: BLE001 - this is the boundary for everything else
+            _crashed(ctx, exc)
+            sys.exit(EXIT_INTERNAL)
+
+
+def _crashed(ctx: click.Context, error: Exception) -> None:
+    details = _redacted("".join(traceback.format_exception(error)))
+    saved = _save(_crash_dir(ctx), details)
+    where = f"its traceback is in {saved}" if saved else "its traceback could not be saved"
+    out(
+        f"flowproof: internal error ({one_line(error)}); this is a bug in flowproof, not in "
+        f"your agent or spec: {where}; {DEBUG_VARIABLE}=1 prints it"
+    )
+    if os.environ.get(DEBUG_VARIABLE):
+        out(details.rstrip("\n"))
+
+
+def _redacted(text: str) -> str:
+    """A traceback may quote a value that came from a key variable; none reaches the disk."""
+    from flowproof.proxy.forward import KEY_VARIABLES
+
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            text = text.replace(value, f"[redacted {name}]")
+    return text
+
+
+def _crash_dir(ctx: click.Context) -> Path:
+    found = ctx.meta.get(_CRASH_DIR)
+    if isinstance(found, Path):
+        return found
+    from flowproof.runrecord.store import new_run_id, runs_dir
+
+    return runs_dir(None, os.environ) / f"crash-{new_run_id(datetime.now(UTC))}"
+
+
+def _save(directory: Path, details: str) -> Path | None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / TRACEBACK_FILE
+        path.write_text(details, encoding="utf-8")
+    except OSError:
+        return None
+    return path

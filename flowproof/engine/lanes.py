@@ -1,0 +1,148 @@
+"""Lanes: each boundary's traffic, and everything flowproof does with it, behind one interface.
+
+A trace and a flow's Traffic hold named lanes of entries (trace/model.py). What an entry means
+belongs to its lane's kind: how replay matches a request against the recorded entries, which
+bodies the secret scan reads, how the run record's timeline shows it, what `record --diff`
+says changed, and what it adds to the trajectory the assertions judge. The model boundary is
+the `model` kind; the MCP tool boundary adds a kind here, and nothing else in the pipeline
+changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from flowproof.assertions.secrets import Body
+from flowproof.assertions.trajectory import Trajectory
+from flowproof.dialects import dialect_named
+from flowproof.engine.tracediff import diff_traces
+from flowproof.engine.trajectory import build_trajectory
+from flowproof.errors import TraceError
+from flowproof.matching.match import TurnMatcher
+from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
+from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
+
+
+class LaneKind:
+    """What flowproof does with one kind of lane. Subclasses register by `kind`."""
+
+    kind: ClassVar[str]
+    _registry: ClassVar[dict[str, LaneKind]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind in LaneKind._registry:
+            other = type(LaneKind._registry[cls.kind]).__name__
+            raise TypeError(f"lane kind {cls.kind!r} is defined twice: {other} and {cls.__name__}")
+        LaneKind._registry[cls.kind] = cls()
+
+    def check(self, lane: Lane, source: str) -> None:
+        """Refuse a loaded lane this flowproof cannot serve (raises TraceError)."""
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        """Every body the secret scan reads, labelled for its messages."""
+        raise NotImplementedError
+
+    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+        raise NotImplementedError
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        """What a re-record changed, for the reviewer; empty when nothing did."""
+        raise NotImplementedError
+
+    def trajectory(self, lane: Lane) -> Trajectory | None:
+        """The trajectory this lane establishes, if it is the one the assertions read."""
+        return None
+
+
+class ModelLane(LaneKind):
+    """Model turns: matched strictly by body, each at most once (matching/match.py)."""
+
+    kind = MODEL_LANE
+
+    def check(self, lane: Lane, source: str) -> None:
+        for number, turn in enumerate(lane.entries, 1):
+            if dialect_named(turn.dialect) is None:
+                raise TraceError(f"{source}: turn {number} has unknown dialect {turn.dialect!r}")
+
+    def matcher(self, turns: Sequence[Turn]) -> TurnMatcher:
+        return TurnMatcher(turns)
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        return [
+            Body(f"turn {number} {part}", value)
+            for number, turn in enumerate(lane.entries, 1)
+            for part, value in (("request", turn.request), ("response", turn.response))
+        ]
+
+    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+        return [_turn_row(lane.name, number, turn) for number, turn in enumerate(lane.entries, 1)]
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        return diff_traces(Trace.from_turns(old, ""), Trace.from_turns(new, ""))
+
+    def trajectory(self, lane: Lane) -> Trajectory:
+        return build_trajectory(lane.entries)
+
+
+def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
+    dialect = dialect_named(turn.dialect)
+    if dialect is None:
+        return TimelineEntry(lane=lane, turn=number, dialect=turn.dialect, known=False)
+    return TimelineEntry(
+        lane=lane,
+        turn=number,
+        dialect=turn.dialect,
+        known=True,
+        tool_results=[
+            ToolResultRecord(tool=name, content=content)
+            for name, content in dialect.latest_tool_results(turn.request)
+        ],
+        tool_calls=[
+            ToolCallRecord(name=name, arguments=raw)
+            for name, raw in dialect.tool_calls(turn.response)
+        ],
+        text=dialect.reply_text(turn.response),
+    )
+
+
+def lane_kind(lane: Lane) -> LaneKind:
+    try:
+        return LaneKind._registry[lane.kind]
+    except KeyError:
+        raise TraceError(f"no lane kind {lane.kind!r} in this flowproof") from None
+
+
+def check_lanes(trace: Trace, source: str) -> None:
+    for lane in trace.lanes:
+        lane_kind(lane).check(lane, source)
+
+
+def all_bodies(lanes: Sequence[Lane]) -> list[Body]:
+    return [body for lane in lanes for body in lane_kind(lane).bodies(lane)]
+
+
+def timeline(lanes: Sequence[Lane]) -> list[TimelineEntry]:
+    return [row for lane in lanes for row in lane_kind(lane).timeline(lane)]
+
+
+def trajectory(lanes: Sequence[Lane]) -> Trajectory:
+    """The trajectory the assertions judge: today the model lane's."""
+    for lane in lanes:
+        found = lane_kind(lane).trajectory(lane)
+        if found is not None:
+            return found
+    return build_trajectory(())
+
+
+def trace_changes(old: Trace, new: Trace) -> list[str]:
+    """`record --diff` and `flowproof diff`: every lane's changes, the model lane's unprefixed."""
+    names = [lane.name for lane in old.lanes]
+    names += [lane.name for lane in new.lanes if lane.name not in names]
+    lines = []
+    for name in names:
+        kind = lane_kind(Lane(name, ()))
+        for line in kind.changes(old.lane(name), new.lane(name)):
+            lines.append(line if name == MODEL_LANE else f"{name}: {line}")
+    return lines

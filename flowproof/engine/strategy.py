@@ -1,0 +1,128 @@
+"""Record and replay: the two ways a flow meets its boundaries, as two strategies.
+
+Each knows the backend the proxy answers from (an async context manager that closes itself),
+how many model turns the flow is expected to serve, and what it does once the flow is judged
+(record mints the trace; replay writes nothing). `run_flow` asks; it never checks the mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from flowproof import __version__
+from flowproof.dialects.base import ToolMocks
+from flowproof.engine.lanes import check_lanes
+from flowproof.engine.outcome import Mode
+from flowproof.errors import TraceError
+from flowproof.proxy.app import Backend
+from flowproof.proxy.forward import KEY_VARIABLES, ForwardBackend, Upstream
+from flowproof.proxy.replay import ReplayBackend
+from flowproof.proxy.traffic import Traffic
+from flowproof.spec.load import LoadedSpec
+from flowproof.trace.model import Trace
+from flowproof.trace.store import load_trace, trace_path_for, write_trace
+
+
+class Strategy(Protocol):
+    mode: Mode
+    previous: Trace | None
+    """The trace already beside the spec (replay serves it; record may replace it)."""
+
+    def cannot_start(self) -> str | None:
+        """Why the flow cannot run at all (a flow failure), or None."""
+
+    def backend(
+        self, traffic: Traffic, mocks: ToolMocks
+    ) -> AbstractAsyncContextManager[Backend]: ...
+
+    @property
+    def expected_turns(self) -> int | None:
+        """Model turns the flow must serve; None when any number is fine."""
+
+    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
+        """After judging: the trace written, if any."""
+
+
+@dataclass(slots=True)
+class Replay:
+    trace_path: Path
+    spec_path: Path
+    previous: Trace | None
+    mode: Mode = Mode.REPLAY
+
+    def cannot_start(self) -> str | None:
+        if self.previous is not None:
+            return None
+        return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
+
+    @asynccontextmanager
+    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
+        assert self.previous is not None  # cannot_start() said so
+        yield ReplayBackend(self.previous, mocks, traffic)
+
+    @property
+    def expected_turns(self) -> int | None:
+        return len(self.previous.turns) if self.previous else 0
+
+    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
+        return None
+
+
+@dataclass(slots=True)
+class Record:
+    trace_path: Path
+    upstream: Upstream
+    previous: Trace | None
+    mode: Mode = Mode.RECORD
+
+    def cannot_start(self) -> str | None:
+        return None
+
+    @asynccontextmanager
+    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
+        forward = ForwardBackend(self.upstream, mocks, traffic)
+        try:
+            yield forward
+        finally:
+            await forward.close()
+
+    @property
+    def expected_turns(self) -> int | None:
+        return None
+
+    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
+        """Mint the trace, only for a passing record. The secret scan ran before this (a leak
+        fails the flow), and write_trace refuses a secret value once more."""
+        if not passed:
+            return None
+        write_trace(self.trace_path, Trace(traffic.snapshot(), __version__), secrets=never_stored)
+        return self.trace_path
+
+
+def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> Strategy:
+    trace_path = trace_path_for(loaded.path)
+    credentials = record_credentials(environ)
+    if mode is Mode.REPLAY:
+        return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
+    try:
+        previous = _existing(trace_path, credentials)
+    except TraceError:
+        previous = None  # a record may replace an unreadable trace; it only counts as absent
+    return Record(trace_path, Upstream.from_environ(environ), previous)
+
+
+def record_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """The record key variables that are set: never in a trace, a record or any output."""
+    return {name: environ[name] for name in KEY_VARIABLES if environ.get(name)}
+
+
+def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:
+    if not path.exists():
+        return None
+    trace = load_trace(path, credentials=credentials)
+    check_lanes(trace, str(path))
+    return trace

@@ -1,0 +1,85 @@
+"""Older run records, brought forward one format at a time (`flowproof audit` reads old ones).
+
+Format 1 kept some facts only inside sentences (a step's observation after its " — ", a
+divergence's path inside its detail line, an error's file at the start of its message). Reading
+those sentences back is done here, once, for records written before the facts had fields;
+nothing that reads a current record parses text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+Document = dict[str, Any]
+
+_SPEC_PREFIX = re.compile(r"^(?P<spec>[^\s:]+\.ya?ml)(?::(?P<line>\d+))?:")
+_VERDICTS = {"pass": True, "fail": False}
+
+
+def _migrate_1_to_2(document: Document) -> Document:
+    migrated = dict(document)
+    migrated["format_version"] = 2
+    migrated["errors"] = [_error(str(message)) for message in document.get("errors", [])]
+    migrated["flows"] = [_flow(flow) for flow in document.get("flows", [])]
+    return migrated
+
+
+def _flow(flow: Document) -> Document:
+    migrated = dict(flow)
+    migrated["steps"] = [_step(step, str(flow.get("spec", ""))) for step in flow.get("steps", [])]
+    if flow.get("divergence"):
+        migrated["divergence"] = _divergence(flow["divergence"])
+    migrated["timeline"] = [
+        {"lane": "model", **turn, "known": "tool_calls" in turn}
+        for turn in flow.get("timeline", [])
+    ]
+    return migrated
+
+
+def _step(step: Document, spec: str) -> Document:
+    expected, message = str(step.get("step", "")), str(step.get("message", ""))
+    head, dash, observed = message.partition(" — ")
+    return {
+        "step": step.get("number"),
+        "file": spec,
+        "line": step.get("line"),
+        "kind": "strict" if step.get("number") is None else expected.split(" ", 1)[0],
+        "passed": _VERDICTS.get(str(step.get("verdict"))),
+        "expected": expected,
+        "observed": observed if dash and expected in head else message,
+        "message": message,
+    }
+
+
+def _divergence(data: Document) -> Document:
+    detail = str(data.get("detail", ""))
+    path, found, sides = detail.partition(": recorded ")
+    recorded, split, replayed = sides.rpartition(", replayed ")
+    if not (found and split):
+        path = recorded = replayed = ""
+    return {
+        "lane": "model",
+        "index": data.get("request"),
+        "recorded_index": data.get("recorded_turn"),
+        "envelope": data.get("envelope", []),
+        "path": path or None,
+        "recorded": recorded or None,
+        "replayed": replayed or None,
+        "reason": "" if path else detail,
+        "text": data.get("text", ""),
+    }
+
+
+def _error(message: str) -> Document:
+    found = _SPEC_PREFIX.match(message)
+    line = found["line"] if found else None
+    return {
+        "spec": found["spec"] if found else None,
+        "line": int(line) if line else None,
+        "message": message,
+    }
+
+
+MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2}

@@ -1,0 +1,204 @@
+"""The run record's shape, as one typed model that writes, reads and documents it.
+
+Every run and record writes one (`<runs dir>/<run id>/report.json`); the HTML, markdown and JUnit
+reports and `flowproof audit` are rendered FROM it, never from live objects, so what a reviewer
+reads is exactly what was recorded. Each field says what it means in the docstring under it;
+`docs/schemas/run-record.schema.json` is generated from these models (`python -m
+flowproof.runrecord.schema`), and a test keeps the committed file current.
+
+It never holds a secret value: declared secrets and the record key are redacted from the whole
+document before it is written, and prompts are stored as the spec wrote them (`${VAR}` unresolved).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+FORMAT_VERSION: Literal[2] = 2
+"""Bump when the layout changes, and add a migration in runrecord/migrate.py."""
+
+FlowVerdict = Literal["pass", "fail"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ToolCallRecord(_Model):
+    """A tool call the model asked for."""
+
+    name: str
+    """The tool's name as the model wrote it."""
+    arguments: Any
+    """In a timeline: the raw argument string as it crossed the wire. In a trajectory: the
+    parsed JSON value, or that raw string when it is not JSON."""
+
+
+class ToolResultRecord(_Model):
+    """A tool result the agent reported back to the model (after substitution)."""
+
+    tool: str
+    content: str
+
+
+class TimelineEntry(_Model):
+    """One entry served or recorded on a lane, in arrival order."""
+
+    lane: str = "model"
+    """The lane it crossed (`model`, later `mcp.<server>`)."""
+    turn: int
+    """1-based arrival number within the lane."""
+    dialect: str
+    """The wire API of a model turn."""
+    known: bool
+    """False when this flowproof cannot read the turn (a dialect it lacks)."""
+    tool_results: list[ToolResultRecord] = []
+    """What the model was shown the tools returned, just before this turn."""
+    tool_calls: list[ToolCallRecord] = []
+    """What the model asked for in this turn."""
+    text: str | None = None
+    """The model's text in this turn; None when it answered with tool calls only."""
+
+
+class DivergenceRecord(_Model):
+    """The first request no recorded entry served."""
+
+    lane: str
+    """The lane the request arrived on."""
+    index: int
+    """1-based arrival number of the request that diverged."""
+    recorded_index: int | None
+    """1-based number of the recorded entry it was compared with; None when none was left."""
+    envelope: list[str]
+    """Envelope differences (model, tools, message roles), one line each."""
+    path: str | None
+    """The first path at which the bodies differ; None when there is no such path."""
+    recorded: str | None
+    """The recorded value at `path`, as the message shows it."""
+    replayed: str | None
+    """The replayed value at `path`, as the message shows it."""
+    note: str = ""
+    """A qualifier of the difference (`same keys in a different order`, ...)."""
+    reason: str = ""
+    """Why there is no path to show (an extra call; equal bodies)."""
+    text: str
+    """The whole divergence message, as flowproof printed it."""
+
+
+class StepRecord(_Model):
+    """The verdict of one assertion step (or of the flow-level `strict: true` check)."""
+
+    step: int | None
+    """1-based position of the step in `steps:`; None for the strict check."""
+    file: str
+    """The spec file, as given on the command line."""
+    line: int | None
+    """The line of the step (of `strict:` for the strict check)."""
+    kind: str
+    """The step key (`assert_tool_call`, ...), or `strict`."""
+    passed: bool | None
+    """Whether it held; None when it was not evaluated (the flow failed at the boundary)."""
+    expected: str
+    """The assertion as the spec line reads."""
+    observed: str
+    """What the trajectory held instead; empty when it passed or was not evaluated."""
+    message: str
+    """The whole failure sentence as printed; empty unless it failed."""
+
+    @property
+    def verdict(self) -> str:
+        """pass | fail | not evaluated."""
+        return "not evaluated" if self.passed is None else ("pass" if self.passed else "fail")
+
+
+class TurnCounts(_Model):
+    served: int
+    """Model turns served (replay) or recorded (record)."""
+    recorded: int
+    """Model turns in the trace (replay only; 0 at record)."""
+
+
+class TrajectoryRecord(_Model):
+    """What the flow did, as the assertions saw it."""
+
+    tool_calls: list[ToolCallRecord]
+    reply: str | None
+    """The final reply of the main conversation; None when there was none."""
+    reply_absent_reason: str
+    """Why there is no reply, in words."""
+
+
+class ControlEvidence(_Model):
+    spec: str
+    turns: TurnCounts
+    failed_steps: list[str]
+    """The assertions of the failed steps, as the spec lines read."""
+
+
+class ControlRecord(_Model):
+    """The control a flow evidences (`control: <id>`), for `flowproof audit`."""
+
+    id: str
+    verdict: FlowVerdict
+    lanes: list[str]
+    """What the flow ASSERTED: the control lanes of its step kinds."""
+    containment: str
+    """What ENFORCED it: the containment tier of this run."""
+    evidence: ControlEvidence
+
+
+class FlowRecord(_Model):
+    """One flow of the run."""
+
+    spec: str
+    """The spec file, as given."""
+    name: str
+    verdict: FlowVerdict
+    reasons: list[str]
+    """Why the flow failed, most fundamental first; empty when it passed."""
+    prompt: str
+    """The prompt steps joined, as the spec wrote them."""
+    steps: list[StepRecord]
+    divergence: DivergenceRecord | None
+    turns: TurnCounts
+    timeline: list[TimelineEntry]
+    trajectory: TrajectoryRecord | None
+    """None when the flow never ran (no trace, a busy port, before_each failed)."""
+    warnings: list[str]
+    trace: str | None
+    """The trace this record wrote (record only, and only when the flow passed)."""
+    duration: float | None = None
+    """Seconds the flow took."""
+    control: ControlRecord | None = None
+
+
+class ErrorRecord(_Model):
+    """A spec that could not be run at all (a configuration error, exit code 2)."""
+
+    spec: str | None
+    """The file at fault, when the error names one."""
+    line: int | None
+    message: str
+    """The whole error as printed."""
+
+
+class RunRecord(_Model):
+    """One `flowproof run` or `flowproof record`."""
+
+    format_version: Literal[2] = FORMAT_VERSION
+    mode: Literal["record", "replay"]
+    flowproof_version: str
+    run_id: str
+    """Sortable by time, unique within the second: the record's directory name."""
+    started_at: str
+    """UTC, ISO 8601 (`2026-12-01T08:00:00Z`)."""
+    ended_at: str
+    exit_code: int
+    """0 passed, 1 a flow failed, 2 a configuration error, 3 an internal error."""
+    errors: list[ErrorRecord]
+    flows: list[FlowRecord]
+    internal_error: str | None = None
+    """Set when flowproof itself crashed: the one-line message; the traceback is saved in
+    `traceback.txt` beside this file."""
