@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.conftest import flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
+from tests.unit.report.builders import make_flow, make_record
 from tests.upstream.scripted import ScriptedUpstream
 
 PASSWORD = "hunter2-db-9f3a"
@@ -150,13 +151,11 @@ def test_audit_html_escapes_what_specs_wrote(tmp_path: Path) -> None:
         "verdict": "pass",
         "lanes": ["reply"],
         "containment": "not engaged",
-        "evidence": {},
+        "evidence": {"spec": "s.yaml", "turns": {"served": 3, "recorded": 3}, "failed_steps": []},
     }
     record = {
-        "format_version": 1,
+        **make_record([make_flow("s.yaml", "<b>flow</b>", control=control)]),
         "run_id": "20261129T000000Z-abcdef",
-        "started_at": "",
-        "flows": [{"spec": "s.yaml", "name": "<b>flow</b>", "control": control}],
     }
     (runs / "report.json").write_text(json.dumps(record))
     result = flowproof("audit", "--runs", "runs", "--html", "audit.html", cwd=tmp_path)
@@ -186,3 +185,28 @@ def test_in_github_actions_run_writes_the_job_summary_and_annotations(recorded: 
     assert "<testcase" in (recorded / "junit.xml").read_text()
     quiet = flowproof("run", "specs", cwd=recorded)  # outside Actions: no workflow commands
     assert "::error" not in quiet.stdout
+
+
+def test_run_records_go_to_the_runs_dir_given_and_report_and_audit_read_it(
+    recorded: Path,
+) -> None:
+    spec = recorded / "specs" / "booking.yaml"
+    spec.write_text("control: sec.booking\n" + spec.read_text())
+    default = recorded / ".flowproof" / "runs"
+    before = sorted(default.glob("*/report.json"))
+    ran = flowproof("run", "specs", "--runs-dir", "ci/runs", cwd=recorded)
+    assert ran.code == 0, ran.output
+    (written,) = (recorded / "ci" / "runs").glob("*/report.json")
+    assert f"run record: {Path('ci/runs') / written.parent.name / 'report.json'}" in ran.stderr
+    assert sorted(default.glob("*/report.json")) == before  # nothing went to the default
+
+    env = {"FLOWPROOF_RUNS_DIR": "ci/runs"}
+    reported = flowproof("report", "--markdown", "pr.md", cwd=recorded, env=env)
+    assert reported.code == 0, reported.output
+    assert written.parent.name in (recorded / "pr.md").read_text()
+    audited = flowproof("audit", cwd=recorded, env=env)
+    assert audited.code == 0, audited.output
+    assert "sec.booking" in audited.stderr and f"run {written.parent.name}" in audited.stderr
+    by_option = flowproof("report", "--runs-dir", "nowhere", "--html", "r.html", cwd=recorded)
+    assert by_option.code == 2
+    assert "error: no run records under nowhere; run `flowproof run` first" in by_option.stderr
