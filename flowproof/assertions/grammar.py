@@ -147,15 +147,14 @@ def _parse_clause(text: str) -> Clause:
     except ValueError as error:
         raise GrammarError(f"could not read clause '{text}': {error}") from None
     try:
-        matcher.check_arity(value, spelled)
+        matcher.validate(value, spelled)
     except MatcherError as error:
-        raise GrammarError(f"could not read clause '{text}': {error}") from None
-    if value is not None:
-        try:
-            matcher.validate_value(value)
-        except MatcherError as error:
-            # These messages quote the offending value themselves (`matches: invalid regex '...'`).
-            raise GrammarError(str(error)) from None
+        # A value where none is taken (or none where one is) is a clause that does not read;
+        # any other refusal quotes the offending value itself (`matches: invalid regex '...'`).
+        misread = matcher.takes_value != (value is not None)
+        raise GrammarError(
+            f"could not read clause '{text}': {error}" if misread else str(error)
+        ) from None
     return Clause(path=path, matcher=matcher, value=value, spelled=spelled)
 
 
