@@ -79,9 +79,19 @@ def _validated(path: Path, model: type[ModelT]) -> tuple[ModelT, dict[Location, 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SpecError(path, None, f"cannot read the spec: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Point at the first bad byte: a Latin-1 `é` in one prompt is the usual cause.
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = f"0x{data[exc.start]:02x}"
+        raise SpecError(
+            path, line, f"not UTF-8 text (byte {byte} at column {column})", "save the file as UTF-8"
+        ) from None
 
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:

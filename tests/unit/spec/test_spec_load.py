@@ -9,6 +9,7 @@ import pytest
 
 from flowproof.errors import SpecError
 from flowproof.spec.load import load_spec
+from flowproof.spec.suite import load_suite
 
 GOOD = """\
 name: Booking
@@ -165,4 +166,25 @@ def test_broken_regex(tmp_path: Path) -> None:
     text = GOOD.replace("destination contains NBO", "destination matches [A-Z")
     assert error(tmp_path, text).startswith(
         "booking.yaml:11: step 2 (assert_tool_call): matches: invalid regex '[A-Z'"
+    )
+
+
+def test_a_spec_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "booking.yaml"
+    path.write_bytes(GOOD.replace("Book me a flight", "Book a caf\xe9").encode("latin-1"))
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert caught.value.line == 10
+    assert str(caught.value) == (
+        f"{path}:10: not UTF-8 text (byte 0xe9 at column 23); save the file as UTF-8"
+    )
+
+
+def test_a_suite_file_that_is_not_utf8_is_a_spec_error(tmp_path: Path) -> None:
+    path = tmp_path / "flowproof.yaml"
+    path.write_bytes(b"env:\n  CITY: Bogot\xe1\n")
+    with pytest.raises(SpecError) as caught:
+        load_suite(path)
+    assert str(caught.value) == (
+        f"{path}:2: not UTF-8 text (byte 0xe1 at column 14); save the file as UTF-8"
     )
