@@ -10,12 +10,12 @@ is a failure rather than an empty trace, and a trace is written only when everyt
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from flowproof import __version__
 from flowproof.assertions.evaluate import Verdict
-from flowproof.assertions.secrets import redact
+from flowproof.assertions.secrets import Body, redact
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import ToolMock
 from flowproof.engine import warnings as boundary_warnings
@@ -31,7 +31,7 @@ from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
-from flowproof.trace.model import Trace
+from flowproof.trace.model import Trace, Turn
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
 
@@ -85,7 +85,7 @@ async def run_flow(
     if not reasons:
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
-        verdicts = judge(loaded, trajectory, traffic.turns, environ, secret_values)
+        verdicts = judge(loaded, trajectory, _bodies(traffic.turns), environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     written, replaced = None, None
     if mode is Mode.RECORD and not reasons:
@@ -131,6 +131,15 @@ def _load_checked(path: Path, credentials: Mapping[str, str]) -> Trace:
         if dialect_named(turn.dialect) is None:
             raise TraceError(f"{path}: turn {number} has unknown dialect {turn.dialect!r}")
     return trace
+
+
+def _bodies(turns: Sequence[Turn]) -> list[Body]:
+    """Every body that crossed the model boundary, labelled for secret-leak messages."""
+    return [
+        Body(f"turn {number} {part}", value)
+        for number, turn in enumerate(turns, 1)
+        for part, value in (("request", turn.request), ("response", turn.response))
+    ]
 
 
 def _mock(result: object, results: list[object] | None) -> ToolMock:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from flowproof import __version__
-from flowproof.assertions.secrets import KIND as SECRET_KIND
+from flowproof.assertions.kinds import step_kinds
 from flowproof.assertions.secrets import redact
 from flowproof.dialects import dialect_named
 from flowproof.engine.outcome import FlowOutcome, Summary
@@ -30,12 +30,7 @@ from flowproof.trace.store import write_text_atomic
 FORMAT_VERSION = 1
 RUNS_DIR = Path(".flowproof") / "runs"
 CONTAINMENT_NOT_ENGAGED = "not engaged"
-LANES = {
-    "assert_tool_call": "tool_call",
-    "assert_no_tool_call": "no_tool_call",
-    "assert": "reply",
-    SECRET_KIND: "secret_leak",
-}
+LANES = {kind.name: kind.control_lane for kind in step_kinds()}
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -66,7 +61,7 @@ def flow_entry(
         {
             "number": None,
             "line": None,
-            "step": v.assertion,
+            "step": v.expected,
             "message": v.message,
             "verdict": "pass" if v.passed else "fail",
         }
