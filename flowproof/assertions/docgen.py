@@ -1,9 +1,11 @@
-"""docs/steps.md, generated: the matcher section from the registry, the rest written here.
+"""docs/steps.md, generated: a section per step kind and the matcher section from their
+registries, the general sections written here.
 
     python -m flowproof.assertions.docgen > docs/steps.md
 
-A unit test fails when the committed page differs from what this renders, so a new matcher
-(or a changed help line) cannot ship with stale docs.
+A unit test fails when the committed page differs from what this renders, so a new step kind or
+matcher (or a changed help line) cannot ship with stale docs. The failure messages the page
+quotes are produced by the evaluators themselves, so they cannot drift either.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import inspect
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from flowproof.assertions.evaluate import StepRef, evaluate
-from flowproof.assertions.grammar import parse_step
+from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict
+from flowproof.assertions.kinds import Evidence, parse_step, step_kind, step_kinds
 from flowproof.assertions.matchers import Matcher, registry
+from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ToolCall, Trajectory
 
 _HEADER = """\
@@ -42,90 +45,7 @@ cannot be read or a regular expression that does not compile fails the spec befo
 runs; it never waits for a replay to trip on it.
 """
 
-_TOOL_CALL = """\
-## assert_tool_call
-
-    assert_tool_call: <tool> [where <path> <matcher> [<value>] (and <path> <matcher> [<value>])*]
-
-Passes when the model asked for `<tool>` with arguments meeting every clause. Without `where`,
-any call of the tool will do. Assert the arguments that carry the intent, not the whole object:
-the cassette already pins every argument byte for byte, so one you do not assert still fails
-replay if it changes.
-
-A failure says what the trajectory held instead (every message on this page is produced by
-the evaluator when the page is generated):
-
-<<once>>
-
-The part after the dash takes one of these forms:
-
-<<tails>>
-
-- Each call of the tool, with the value (as JSON) at every clause path that failed, or
-  `is absent`; "once" leaves out the call's position.
-- A tool the model never asked for: the calls it did ask for, or that it asked for none.
-- A match that exists only before the call the previous `assert_tool_call` took: the order is
-  wrong (see below).
-- Arguments that are not JSON never satisfy a clause, and are quoted whole (cut at 200
-  characters).
-
-## Order: a subsequence, or `strict: true`
-
-`assert_tool_call` steps are an ordered subsequence of the tool calls. Each step takes the
-first call, at or after the one the previous step took, with that name and every clause
-holding. Calls nobody asserted may come in between, which is the right default for an agent
-that looks things up on its way. A step that fails takes no call, so the steps after it are
-still judged from where the last match left off.
-
-A flow with `strict: true` at its top level also fails when the model asked for any call that
-no `assert_tool_call` step took, naming each:
-
-<<strict>>
-
-## assert_no_tool_call
-
-    assert_no_tool_call: <tool> [where <path> <matcher> [<value>] (and ...)*]
-
-Fails if ANY call of `<tool>` (meeting every clause, when there are clauses) appears anywhere in
-the trajectory, whatever its position. This is the guard path: record a turn where the model
-is pushed toward the dangerous call, and assert it never happened.
-
-<<forbid>>
-
-Read precisely, it proves that the MODEL never asked for the tool: either because it was not
-given the chance (the request left the tool out, which is enforcement in code) or because it
-had the chance and did not take it (which is the model's choice on the day of the recording).
-Whether the agent then RAN a tool is not visible at the model boundary; only an `mcp:` server
-declared with a `result:` keeps a tool from executing. A call whose arguments are not JSON
-cannot be shown to miss the clauses, so it counts against the assertion.
-
-## assert: reply contains / reply is
-
-    assert: reply contains <text>
-    assert: reply is <text>
-
-Passes when `<text>` is a substring of the final assistant message of the conversation the flow
-is about (case-sensitive). `reply is` is an alias with the same substring meaning, not exact
-equality. The reply is read at the model boundary, never from the agent's stdout. A trajectory
-whose last turn is a tool call has no reply, and the step fails saying so:
-
-<<reply>>
-
-The text runs to the end of the line and may contain the word "and".
-
-## assert_no_secret_leak
-
-    assert_no_secret_leak: NAME [NAME...]
-
-Names environment VARIABLES, never values. When the flow runs, each value is read from
-flowproof's environment and looked for in every request and response body that crossed the
-model boundary: at record before the trace is written (so a leak writes no trace), at replay in
-the traffic served. A failure names the variable and where its value appeared, never the value;
-an unset or empty variable is a configuration error (exit 2), not a pass. See
-[controls.md](controls.md).
-
-    step 4 (report.yaml:15): assert_no_secret_leak DB_PASSWORD — the value of DB_PASSWORD appeared in turn 1 request at messages[1].content
-
+_PATHS = """\
 ## Argument paths
 
 A path is dotted and may index arrays: `passengers.0.name`. A segment of digits indexes a list
@@ -178,7 +98,8 @@ tools:
 
 def render_steps_reference() -> str:
     """The whole of docs/steps.md."""
-    page = "\n".join([_HEADER, _TOOL_CALL, _render_matchers(), _VALUES, _RESULTS])
+    kinds = [kind.docs for kind in step_kinds()]
+    page = "\n".join([_HEADER, *kinds, _PATHS, _render_matchers(), _VALUES, _RESULTS])
     for name, text in _render_examples().items():
         page = page.replace(f"<<{name}>>", text)
     return page
@@ -196,7 +117,7 @@ def render_matchers_help() -> str:
 
 
 def _render_examples() -> dict[str, str]:
-    """Failure messages for the page, from the evaluator itself, so they cannot drift."""
+    """Failure messages for the page, from the evaluators themselves, so they cannot drift."""
     booking = "assert_tool_call: create_booking where flight.id equals KQ311"
     kq999 = _call("create_booking", {"flight": {"id": "KQ999"}})
     search, visa = _call("search_flights", {}), _call("check_visa", {})
@@ -211,9 +132,10 @@ def _render_examples() -> dict[str, str]:
         *_failures([booking], [raw]),
     ]
     transfer = _call("transfer_funds", {"amount": 5000, "to": "acct-9"})
+    request = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "pw"}]}
     return {
         "once": _block(_failures([booking], [search, visa, kq999], number=3, line=14)),
-        "tails": _block(tail.split(" — ", 1)[1] for tail in tails),
+        "tails": _block(verdict.observed for verdict in tails),
         "strict": _block(
             _failures(
                 ["assert_tool_call: search_flights", "assert_tool_call: create_booking"],
@@ -249,6 +171,17 @@ def _render_examples() -> dict[str, str]:
                 ),
             ]
         ),
+        "secret": _block(
+            _failures(
+                ["assert_no_secret_leak: DB_PASSWORD"],
+                [],
+                file="report.yaml",
+                number=4,
+                line=15,
+                bodies=(Body("turn 1 request", request),),
+                secrets={"DB_PASSWORD": "pw"},
+            )
+        ),
     }
 
 
@@ -262,24 +195,33 @@ def _failures(
     line: int = 11,
     reply: str | None = "Booked.",
     reason: str = "",
-) -> list[str]:
-    """The failure messages of spec lines (`kind: text`) numbered from `number` at `line`."""
+    bodies: tuple[Body, ...] = (),
+    secrets: Mapping[str, str] | None = None,
+) -> list[Verdict]:
+    """The failed verdicts of spec lines (`kind: text`, all judged by one evaluator) numbered
+    from `number` at `line`; a strict flow says `strict: true` on line 7."""
     steps = []
     for offset, spec_line in enumerate(lines):
         kind, _, text = spec_line.partition(": ")
         steps.append((StepRef(number + offset, file, line + offset), parse_step(kind, text)))
-    trajectory = Trajectory(tuple(calls), reply, reason)
-    verdicts = evaluate(steps, trajectory, strict=strict, resolve=str)
-    return [verdict.message for verdict in verdicts if not verdict.passed]
+    evidence = Evidence(
+        trajectory=Trajectory(tuple(calls), reply, reason),
+        bodies=bodies,
+        secrets=secrets or {},
+        resolve=str,
+        strict=SpecLine(file, 7) if strict else None,
+    )
+    verdicts = step_kind(kind).evaluator(steps, evidence)
+    return [verdict for verdict in verdicts if not verdict.passed]
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return ToolCall(name, arguments, json.dumps(arguments), 0)
 
 
-def _block(lines: Iterable[str]) -> str:
-    """Lines as an indented Markdown code block."""
-    return "\n".join("    " + line for line in lines)
+def _block(lines: Iterable[Verdict | str]) -> str:
+    """Verdicts (their messages) or lines as an indented Markdown code block."""
+    return "\n".join(f"    {line}" for line in lines)
 
 
 def _render_matchers() -> str:

@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from flowproof.assertions.grammar import Assertion, Clause, ReplyAssertion, ToolCallAssertion
 from flowproof.assertions.matchers import json_text
 from flowproof.assertions.paths import Lookup, format_path, lookup
 from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.errors import ConfigError, MatcherError, SpecError
 
 Resolver = Callable[[str], str]
 """Substitutes the `${...}` references in a value's text (supplied by the engine)."""
@@ -36,38 +38,92 @@ _NAMES_LIMIT = 20
 
 
 @dataclass(frozen=True, slots=True)
+class SpecLine:
+    """A line of a spec file that a verdict is about: `booking.yaml:7`."""
+
+    spec: str
+    """The spec's path as given on the command line (`specs/booking.yaml`)."""
+    line: int
+    """1-based line in that file; 0 when it is not known."""
+
+    @property
+    def file(self) -> str:
+        """The file name, as messages print it (`booking.yaml`)."""
+        return PurePath(self.spec).name
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
 class StepRef:
     """Where a step is written, for messages: `step 3 (booking.yaml:14)`."""
 
     number: int
     """1-based position of the step in the spec's `steps:` list."""
-    file: str
-    """The spec file, as it should be printed."""
+    spec: str
+    """The spec's path as given (`specs/booking.yaml`); messages print only its file name."""
     line: int
     """1-based line of the step in that file."""
+
+    @property
+    def file(self) -> str:
+        """The spec file, as it should be printed."""
+        return PurePath(self.spec).name
+
+    @property
+    def at(self) -> SpecLine:
+        """The step's line, as a verdict carries it."""
+        return SpecLine(self.spec, self.line)
 
     def __str__(self) -> str:
         return f"step {self.number} ({self.file}:{self.line})"
 
 
+STRICT_KIND = "strict"
+"""The `kind` of the flow-level verdict: the top-level spec key it judges."""
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The outcome of one assertion step (or, with `step` None, of the strict check)."""
+    """The outcome of one assertion step (or, with `step` None, of the strict check).
+
+    Structured so that no report has to parse `message`: `expected` is the spec line, and
+    `observed` is what the trajectory held instead."""
 
     step: StepRef | None
     """The step judged; None for the flow-level `strict: true` verdict."""
-    assertion: str
+    at: SpecLine
+    """The spec line judged: the step's, or that of the `strict:` key."""
+    kind: str
+    """The step key (`assert_tool_call`, ...), or `strict` for the flow-level verdict."""
+    expected: str
     """The assertion as the spec line reads: `assert_tool_call create_booking where ...`."""
+    observed: str
+    """What the trajectory held instead, in words; empty on a pass."""
     passed: bool
     """Whether the trajectory satisfied it."""
     message: str = ""
-    """The whole failure sentence, `<step>: <assertion> — <what happened>`; empty on a pass."""
+    """The whole failure sentence, `<step>: <expected> — <observed>`; empty on a pass."""
 
     def __str__(self) -> str:
         if not self.passed:
             return self.message
-        return f"{self.step}: {self.assertion}" if self.step else self.assertion
+        return f"{self.step}: {self.expected}" if self.step else self.expected
 
+
+def step_verdict(ref: StepRef, kind: str, expected: str, observed: str | None) -> Verdict:
+    """The verdict of one step: passed when nothing contrary was `observed`."""
+    if observed is None:
+        return Verdict(ref, ref.at, kind, expected, "", True)
+    return Verdict(ref, ref.at, kind, expected, observed, False, f"{ref}: {expected} — {observed}")
+
+
+_FIXES: dict[type[Exception], str] = {
+    MatcherError: "fix that variable's value in the environment, or the step",
+    ConfigError: "set it before running flowproof, or take the reference out of the step",
+}
+"""The hint for each error a step's value can raise once `${...}` is resolved."""
 
 _Resolved = tuple[tuple[Clause, str | None], ...]
 
@@ -76,38 +132,50 @@ def evaluate(
     steps: Sequence[tuple[StepRef, Assertion]],
     trajectory: Trajectory,
     *,
-    strict: bool,
+    strict: SpecLine | None,
     resolve: Resolver,
 ) -> list[Verdict]:
     """One Verdict per step, in order, then one for `strict` when it found unlisted calls.
 
-    `resolve` is called on every clause value and reply text before matching; whatever it
-    raises propagates, as does a `matches` pattern that no longer compiles once resolved.
+    `strict` is where the spec sets `strict: true` (None when it does not). `resolve` is called
+    on every clause value and reply text before matching. A value it cannot resolve (a
+    ConfigError) or one that resolves to something the matcher cannot use (a `matches` pattern
+    that no longer compiles) is a SpecError naming the step's file and line; anything else it
+    raises propagates.
     """
     calls = trajectory.tool_calls
     verdicts: list[Verdict] = []
     taken: set[int] = set()
     cursor = 0  # the first call the next assert_tool_call step may take
     for ref, assertion in steps:
-        if isinstance(assertion, ReplyAssertion):
-            problem = _check_reply(assertion, trajectory, resolve)
-        elif assertion.forbid:
-            problem = _check_forbidden(assertion, calls, _resolve(assertion, resolve))
-        else:
-            resolved = _resolve(assertion, resolve)
-            index = _first_match(assertion.tool, resolved, calls, cursor)
-            if index is None:
-                problem = _explain_missing(assertion.tool, resolved, calls, cursor)
+        try:
+            if isinstance(assertion, ReplyAssertion):
+                problem = _check_reply(assertion, trajectory, resolve)
+            elif assertion.forbid:
+                problem = _check_forbidden(assertion, calls, _resolve(assertion, resolve))
             else:
-                problem, cursor = None, index + 1
-                taken.add(index)
-        message = f"{ref}: {assertion} — {problem}" if problem else ""
-        verdicts.append(Verdict(ref, str(assertion), problem is None, message))
+                resolved = _resolve(assertion, resolve)
+                index = _first_match(assertion.tool, resolved, calls, cursor)
+                if index is None:
+                    problem = _explain_missing(assertion.tool, resolved, calls, cursor)
+                else:
+                    problem, cursor = None, index + 1
+                    taken.add(index)
+        except (MatcherError, ConfigError) as error:
+            # Only known at run time, so the loader could not refuse it; it is still the
+            # spec's (or its environment's) fault, not the agent's: exit 2, at the step's line.
+            where = f"step {ref.number} ({assertion.kind})"
+            hint = _FIXES[type(error)]
+            raise SpecError(ref.spec, ref.line or None, f"{where}: {error}", hint) from None
+        verdicts.append(step_verdict(ref, assertion.kind, str(assertion), problem))
     unlisted = [i for i in range(len(calls)) if i not in taken]
-    if strict and unlisted:
+    if strict is not None and unlisted:
         listed = ", ".join(_at(calls, i, with_name=True) for i in unlisted)
-        message = f"strict: calls not listed by any assert_tool_call: {listed}"
-        verdicts.append(Verdict(None, "strict: true", False, message))
+        observed = f"calls not listed by any assert_tool_call: {listed}"
+        message = f"{strict}: strict: {observed}"
+        verdicts.append(
+            Verdict(None, strict, STRICT_KIND, "strict: true", observed, False, message)
+        )
     return verdicts
 
 
@@ -115,8 +183,11 @@ def _resolve(assertion: ToolCallAssertion, resolve: Resolver) -> _Resolved:
     resolved = []
     for clause in assertion.clauses:
         value = None if clause.value is None else resolve(clause.value)
-        if value is not None:
-            clause.matcher.validate_value(value)  # a ${VAR} may have made the regex invalid
+        if value is not None and value != clause.value:
+            try:  # a ${VAR} may have made the value unusable (a regex that does not compile)
+                clause.matcher.validate(value, clause.spelled)
+            except MatcherError as error:
+                raise MatcherError(f"{error} (from {clause.value})") from None
         resolved.append((clause, value))
     return tuple(resolved)
 

@@ -25,9 +25,6 @@ from flowproof.assertions.matchers import (
 from flowproof.assertions.paths import Path, format_path, parse_path
 from flowproof.errors import GrammarError, MatcherError
 
-STEP_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
-"""The step keys whose text this module parses, in the order the docs list them."""
-
 _TOOL_SHAPE = "'<tool>' or '<tool> where <path> <matcher> [<value>] [and ...]'"
 _CLAUSE_SHAPE = "'<path> <matcher> [<value>]'"
 _REPLY_SHAPE = "'reply contains <text>' (or 'reply is <text>')"
@@ -85,38 +82,36 @@ class ReplyAssertion:
     spelled: str = "contains"
     """`contains` or `is`, as the spec wrote it; both mean substring."""
 
+    @property
+    def kind(self) -> str:
+        """The step key this assertion came from."""
+        return "assert"
+
     def __str__(self) -> str:
         return f"assert reply {self.spelled} {self.text}"
 
 
 Assertion = ToolCallAssertion | ReplyAssertion
-"""Anything `parse_step` returns."""
+"""Anything this grammar compiles."""
 
 
-def parse_step(kind: str, text: str) -> Assertion:
-    """Compile one assertion step: `kind` is the step's key, `text` its value."""
-    if kind == "assert":
-        return _parse_reply(text)
-    if kind in ("assert_tool_call", "assert_no_tool_call"):
-        return _parse_tool_call(kind, text)
-    raise GrammarError(f"unknown assertion step '{kind}'; expected one of: {', '.join(STEP_KINDS)}")
-
-
-def _parse_reply(text: str) -> ReplyAssertion:
+def parse_reply(text: str) -> ReplyAssertion:
+    """Compile the text of an `assert:` step."""
     match = re.fullmatch(r"reply\s+(contains|is)\s+(\S.*)", text.strip(), re.DOTALL)
     if match is None:
         raise GrammarError(f"could not read '{text.strip()}': expected {_REPLY_SHAPE}")
     return ReplyAssertion(text=match.group(2), spelled=match.group(1))
 
 
-def _parse_tool_call(kind: str, text: str) -> ToolCallAssertion:
+def parse_tool_call(text: str, *, forbid: bool = False) -> ToolCallAssertion:
+    """Compile the text of an `assert_tool_call` step (`assert_no_tool_call` with `forbid`)."""
     line = text.strip()
     if not line:
+        kind = "assert_no_tool_call" if forbid else "assert_tool_call"
         raise GrammarError(f"{kind} needs a tool name")
     tool, _, rest = _split_first_word(line)
     if tool == "where":
         raise GrammarError(f"could not read '{line}': the tool name is missing before 'where'")
-    forbid = kind == "assert_no_tool_call"
     if not rest:
         return ToolCallAssertion(tool=tool, forbid=forbid)
     keyword, _, body = _split_first_word(rest)
@@ -147,15 +142,14 @@ def _parse_clause(text: str) -> Clause:
     except ValueError as error:
         raise GrammarError(f"could not read clause '{text}': {error}") from None
     try:
-        matcher.check_arity(value, spelled)
+        matcher.validate(value, spelled)
     except MatcherError as error:
-        raise GrammarError(f"could not read clause '{text}': {error}") from None
-    if value is not None:
-        try:
-            matcher.validate_value(value)
-        except MatcherError as error:
-            # These messages quote the offending value themselves (`matches: invalid regex '...'`).
-            raise GrammarError(str(error)) from None
+        # A value where none is taken (or none where one is) is a clause that does not read;
+        # any other refusal quotes the offending value itself (`matches: invalid regex '...'`).
+        misread = matcher.takes_value != (value is not None)
+        raise GrammarError(
+            f"could not read clause '{text}': {error}" if misread else str(error)
+        ) from None
     return Clause(path=path, matcher=matcher, value=value, spelled=spelled)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flowproof.assertions.evaluate import StepRef, Verdict
+from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
 from flowproof.errors import SecretStepError
 
 KIND = "assert_no_secret_leak"
@@ -70,8 +70,7 @@ def check_secrets(
                 f"the value of {name} appeared in {shown}"
                 + (f" and {more} more place{'s' * (more != 1)}" if more > 0 else "")
             )
-    message = f"{ref}: {assertion} — {'; '.join(leaks)}" if leaks else ""
-    return Verdict(ref, str(assertion), not leaks, message)
+    return step_verdict(ref, KIND, str(assertion), "; ".join(leaks) if leaks else None)
 
 
 def _places(value: Any, secret: str, path: str = "") -> Iterator[str]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from flowproof.assertions.evaluate import StepRef, Verdict, evaluate
-from flowproof.assertions.grammar import Assertion
-from flowproof.assertions.secrets import Body, SecretLeakAssertion, check_secrets
+from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict
+from flowproof.assertions.kinds import Evaluator, Evidence, step_kind, step_kinds
+from flowproof.assertions.secrets import Body, SecretLeakAssertion
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.errors import ConfigError
 from flowproof.spec.load import LoadedSpec
@@ -37,18 +38,28 @@ def judge(
     environ: Mapping[str, str],
     secret_values: Mapping[str, str],
 ) -> tuple[Verdict, ...]:
-    trajectory_steps: list[tuple[StepRef, Assertion]] = []
-    verdicts: list[Verdict] = []
-    for step in loaded.assertions:
-        if isinstance(step.assertion, SecretLeakAssertion):
-            verdicts.append(check_secrets(step.ref, step.assertion, bodies, secret_values))
-        else:
-            trajectory_steps.append((step.ref, step.assertion))
-    verdicts += evaluate(
-        trajectory_steps,
-        trajectory,
-        strict=loaded.spec.strict,
-        resolve=lambda text: resolve(text, environ),
+    """Every verdict of the flow, in spec order, with the flow-level strict verdict last.
+
+    Each registered evaluator is called once, with its steps in spec order; also when it has
+    none, because `strict: true` judges a flow that lists no assert_tool_call at all. A value
+    that turns out unusable once `${VAR}` is resolved is a SpecError at the step's line."""
+    strict = (
+        SpecLine(str(loaded.path), loaded.line_of("strict") or 0) if loaded.spec.strict else None
     )
-    # Report in spec order; the flow-level strict verdict (no step) goes last.
-    return tuple(sorted(verdicts, key=lambda v: v.step.number if v.step else 1_000_000))
+    evidence = Evidence(
+        trajectory=trajectory,
+        bodies=tuple(bodies),
+        secrets=secret_values,
+        resolve=lambda text: resolve(text, environ),
+        strict=strict,
+    )
+    groups: dict[Evaluator, list[tuple[StepRef, Any]]] = {
+        kind.evaluator: [] for kind in step_kinds()
+    }
+    for step in loaded.assertions:
+        groups[step_kind(step.kind).evaluator].append((step.ref, step.assertion))
+    verdicts = [
+        verdict for evaluator, steps in groups.items() for verdict in evaluator(steps, evidence)
+    ]
+    # Spec order; a verdict of no step (strict) goes last. The sort is stable.
+    return tuple(sorted(verdicts, key=lambda v: v.step.number if v.step else float("inf")))

@@ -101,7 +101,7 @@ def _step_record(
         kind=kind,
         passed=None if verdict is None else verdict.passed,
         expected=expected,
-        observed=_observed(verdict) if verdict else "",
+        observed=verdict.observed if verdict else "",
         message=verdict.message if verdict else "",
     )
 
@@ -111,17 +111,13 @@ def _flow_level(flow: FlowOutcome, verdict: Verdict) -> StepRecord:
     return StepRecord(
         step=None,
         file=str(flow.spec_path),
-        line=None,
-        kind="strict",
+        line=verdict.at.line or None,
+        kind=verdict.kind,
         passed=verdict.passed,
-        expected=verdict.assertion,
-        observed=_observed(verdict),
+        expected=verdict.expected,
+        observed=verdict.observed,
         message=verdict.message,
     )
-
-
-def _observed(verdict: Verdict) -> str:  # TEMPORARY until verdicts carry `observed`
-    return verdict.message.partition(" — ")[2] if " — " in verdict.message else verdict.message
 
 
 def _divergence(divergence: Divergence) -> DivergenceRecord:

@@ -8,23 +8,23 @@ Specs are small; the clarity is worth the second parse.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from flowproof.assertions import secrets
 from flowproof.assertions.evaluate import StepRef
-from flowproof.assertions.grammar import Assertion, ToolCallAssertion, parse_step
-from flowproof.errors import GrammarError, SecretStepError, SpecError
+from flowproof.assertions.grammar import ToolCallAssertion
+from flowproof.assertions.kinds import CompiledStep, step_kind, step_kinds
+from flowproof.errors import SpecError, StepError
 from flowproof.spec.model import FlowSpec
 
 Location = tuple[str | int, ...]
 PROMPT = "prompt"
-ASSERTION_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert", secrets.KIND)
-STEP_KINDS = (PROMPT, *ASSERTION_KINDS)
+"""The one step that drives the agent rather than judging it; every other is a step kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +33,9 @@ class AssertionStep:
 
     ref: StepRef
     kind: str
+    """The step key: a name in the step-kind registry (assertions/kinds.py)."""
     text: str
-    assertion: Assertion | secrets.SecretLeakAssertion
+    assertion: CompiledStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,13 @@ class LoadedSpec:
     spec: FlowSpec
     prompts: tuple[str, ...]
     assertions: tuple[AssertionStep, ...]
+    lines: Mapping[Location, int] = field(default_factory=dict, repr=False)
+    """The line of every key and list item, by location: `("tools", 0, "result")` → 7."""
+
+    def line_of(self, *location: str | int) -> int | None:
+        """The line a key or list item is written on (`line_of("strict")`, `line_of("tools",
+        0)`), or None when the spec does not write it."""
+        return self.lines.get(location)
 
 
 def load_spec(path: Path) -> LoadedSpec:
@@ -58,7 +66,7 @@ def load_spec(path: Path) -> LoadedSpec:
             "add `- prompt: <the task for the agent>` to steps",
         )
     _check_tool_names(path, spec, assertions)
-    return LoadedSpec(path, spec, tuple(prompts), tuple(assertions))
+    return LoadedSpec(path, spec, tuple(prompts), tuple(assertions), lines)
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -79,9 +87,19 @@ def _validated(path: Path, model: type[ModelT]) -> tuple[ModelT, dict[Location, 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SpecError(path, None, f"cannot read the spec: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Point at the first bad byte: a Latin-1 `é` in one prompt is the usual cause.
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = f"0x{data[exc.start]:02x}"
+        raise SpecError(
+            path, line, f"not UTF-8 text (byte {byte} at column {column})", "save the file as UTF-8"
+        ) from None
 
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
@@ -220,29 +238,32 @@ def _parse_steps(
         if kind == PROMPT:
             prompts.append(text)
             continue
-        ref = StepRef(number=index + 1, file=path.name, line=line or 0)
+        ref = StepRef(number=index + 1, spec=str(path), line=line or 0)
         try:
-            assertion = (
-                secrets.parse_secret_step(text) if kind == secrets.KIND else parse_step(kind, text)
-            )
-        except (GrammarError, SecretStepError) as exc:
+            assertion = step_kind(kind).parse(text)
+        except StepError as exc:
             raise SpecError(path, line, f"step {index + 1} ({kind}): {exc}") from None
         assertions.append(AssertionStep(ref, kind, text, assertion))
     return prompts, assertions
 
 
+def _step_names() -> list[str]:
+    return [PROMPT, *(kind.name for kind in step_kinds())]
+
+
 def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, str]:
+    names = _step_names()
     if not isinstance(step, dict) or len(step) != 1:
         raise SpecError(
             path,
             line,
             "a step must be a one-key mapping such as `- prompt: ...`",
-            f"step kinds: {', '.join(STEP_KINDS)}",
+            f"step kinds: {', '.join(names)}",
         )
     ((kind, text),) = step.items()
-    if kind not in STEP_KINDS:
-        close = difflib.get_close_matches(str(kind), STEP_KINDS, n=1)
-        hint = f"did you mean '{close[0]}'?" if close else f"step kinds: {', '.join(STEP_KINDS)}"
+    if kind not in names:
+        close = difflib.get_close_matches(str(kind), names, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else f"step kinds: {', '.join(names)}"
         raise SpecError(path, line, f"unknown step '{kind}'", hint)
     if not isinstance(text, str | int | float) or isinstance(text, bool) or not str(text).strip():
         raise SpecError(path, line, f"step '{kind}' needs a line of text after the colon")

@@ -32,8 +32,3 @@ def resolve(text: str, environ: Mapping[str, str], handles: Mapping[str, str] | 
         return environ[name]
 
     return _REF.sub(substitute, text)
-
-
-def variables_in(text: str) -> list[str]:
-    """The `${VAR}` names (not handles) a text refers to."""
-    return [m.strip() for m in _REF.findall(text) if not m.strip().startswith(HANDLE_PREFIX)]

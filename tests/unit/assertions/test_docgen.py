@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -5,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from flowproof.assertions.docgen import render_matchers_help, render_steps_reference
-from flowproof.assertions.grammar import ToolCallAssertion, parse_step
+from flowproof.assertions.grammar import ToolCallAssertion
+from flowproof.assertions.kinds import StepKind, parse_step, step_kinds
 from flowproof.assertions.matchers import Matcher, registry
+from flowproof.spec.model import AgentSpec, FlowSpec, ToolSpec
 
 ROOT = Path(__file__).parents[3]
 STEPS_MD = ROOT / "docs" / "steps.md"
@@ -68,3 +71,30 @@ def test_matchers_help_lists_every_matcher() -> None:
         "      the path is not present (a key holding null is present, so not absent)\n"
         "      e.g. assert_tool_call: search_flights where return_date is absent\n"
     )
+
+
+def _spec_keys() -> set[str]:
+    """Every key the loader accepts: the spec models' fields and the step keys."""
+    models = [FlowSpec, AgentSpec, ToolSpec]
+    return {name for model in models for name in model.model_fields} | {
+        "prompt",
+        *(kind.name for kind in step_kinds()),
+    }
+
+
+def test_the_page_mentions_only_keys_the_loader_accepts() -> None:
+    page = render_steps_reference()
+    # `key:` in prose, and `key:` at the start of a YAML or step line.
+    mentioned = set(re.findall(r"`([a-z_]+):", page))
+    mentioned |= set(re.findall(r"^[ \-]*([a-z_]+):", page, re.MULTILINE))
+    assert mentioned, "the pattern found no keys at all"
+    assert mentioned <= _spec_keys(), mentioned - _spec_keys()
+    assert "mcp" not in page
+
+
+@pytest.mark.parametrize("kind", step_kinds(), ids=lambda k: k.name)
+def test_every_step_kind_has_its_section(kind: type[StepKind]) -> None:
+    page = render_steps_reference()
+    heading = kind.docs.splitlines()[0]
+    assert f"\n{heading}\n" in page
+    assert "<<" not in page, "an example placeholder was left unrendered"

@@ -1,12 +1,14 @@
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flowproof.assertions.evaluate import StepRef, Verdict, evaluate
-from flowproof.assertions.grammar import Assertion, parse_step
-from flowproof.assertions.matchers import MatcherError
+from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict, evaluate
+from flowproof.assertions.grammar import Assertion
+from flowproof.assertions.kinds import parse_step
 from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.errors import ConfigError, SpecError
 
 
 def make_call(name: str, arguments: Any = None, *, turn: int = 0) -> ToolCall:
@@ -40,7 +42,8 @@ def run(
         return text
 
     steps = [make_step(number, line) for number, line in enumerate(lines, start=1)]
-    return evaluate(steps, trajectory, strict=strict, resolve=resolve)
+    at = SpecLine("specs/booking.yaml", 7) if strict else None
+    return evaluate(steps, trajectory, strict=at, resolve=resolve)
 
 
 def messages(verdicts: list[Verdict]) -> list[str]:
@@ -65,19 +68,26 @@ def test_an_ordered_subsequence_passes_with_unlisted_calls_between() -> None:
         "assert_tool_call: create_booking where flight.id equals KQ311"
         " and passengers.0.name is Casey",
     )
+    first, second = StepRef(1, "booking.yaml", 11), StepRef(2, "booking.yaml", 12)
     assert verdicts == [
         Verdict(
-            StepRef(1, "booking.yaml", 11),
-            "assert_tool_call search_flights where destination contains NBO",
-            True,
-            "",
+            step=first,
+            at=SpecLine("booking.yaml", 11),
+            kind="assert_tool_call",
+            expected="assert_tool_call search_flights where destination contains NBO",
+            observed="",
+            passed=True,
+            message="",
         ),
         Verdict(
-            StepRef(2, "booking.yaml", 12),
-            "assert_tool_call create_booking where flight.id equals KQ311"
+            step=second,
+            at=SpecLine("booking.yaml", 12),
+            kind="assert_tool_call",
+            expected="assert_tool_call create_booking where flight.id equals KQ311"
             " and passengers.0.name is Casey",
-            True,
-            "",
+            observed="",
+            passed=True,
+            message="",
         ),
     ]
     assert str(verdicts[0]) == (
@@ -94,12 +104,19 @@ def test_strict_reports_every_unlisted_call() -> None:
         strict=True,
     )
     assert [v.passed for v in verdicts] == [True, True, False]
+    unlisted = (
+        "calls not listed by any assert_tool_call:"
+        " check_visa (call 2 of 4), send_email (call 4 of 4)"
+    )
     assert verdicts[2] == Verdict(
-        None,
-        "strict: true",
-        False,
-        "strict: calls not listed by any assert_tool_call:"
-        " check_visa (call 2 of 4), send_email (call 4 of 4)",
+        step=None,
+        at=SpecLine("specs/booking.yaml", 7),
+        kind="strict",
+        expected="strict: true",
+        observed=unlisted,
+        passed=False,
+        # The strict verdict names the file and the line of `strict:`, like a step's.
+        message=f"booking.yaml:7: strict: {unlisted}",
     )
     assert str(verdicts[2]) == verdicts[2].message
 
@@ -120,7 +137,7 @@ def test_strict_counts_a_call_only_a_failed_step_wanted_as_unlisted() -> None:
         BOOKING, "assert_tool_call: create_booking where flight.id equals X", strict=True
     )
     assert verdicts[-1].message == (
-        "strict: calls not listed by any assert_tool_call: search_flights (call 1 of 3),"
+        "booking.yaml:7: strict: calls not listed by any assert_tool_call: search_flights (call 1 of 3),"
         " check_visa (call 2 of 3), create_booking (call 3 of 3)"
     )
 
@@ -142,13 +159,16 @@ def test_called_once_with_another_value() -> None:
             parse_step("assert_tool_call", "create_booking where flight.id equals KQ311"),
         ),
     ]
-    verdicts = evaluate(steps, trajectory, strict=False, resolve=lambda text: text)
+    verdicts = evaluate(steps, trajectory, strict=None, resolve=lambda text: text)
     assert verdicts[1] == Verdict(
-        StepRef(3, "booking.yaml", 14),
-        "assert_tool_call create_booking where flight.id equals KQ311",
-        False,
-        "step 3 (booking.yaml:14): assert_tool_call create_booking where flight.id equals KQ311"
-        ' — create_booking was called once, with flight.id = "KQ999"',
+        step=StepRef(3, "booking.yaml", 14),
+        at=SpecLine("booking.yaml", 14),
+        kind="assert_tool_call",
+        expected="assert_tool_call create_booking where flight.id equals KQ311",
+        observed='create_booking was called once, with flight.id = "KQ999"',
+        passed=False,
+        message="step 3 (booking.yaml:14): assert_tool_call create_booking where flight.id"
+        ' equals KQ311 — create_booking was called once, with flight.id = "KQ999"',
     )
 
 
@@ -300,7 +320,7 @@ def test_assert_no_tool_call_names_the_offending_call() -> None:
         make_call("transfer_funds", {"amount": 5000, "to": "acct-9"}), make_call("check_balance")
     )
     steps = [(StepRef(2, "guard.yaml", 9), parse_step("assert_no_tool_call", "transfer_funds"))]
-    [verdict] = evaluate(steps, trajectory, strict=False, resolve=lambda text: text)
+    [verdict] = evaluate(steps, trajectory, strict=None, resolve=lambda text: text)
     assert verdict.message == (
         "step 2 (guard.yaml:9): assert_no_tool_call transfer_funds — the model asked for"
         ' transfer_funds (call 1 of 2) with {"amount": 5000, "to": "acct-9"}'
@@ -419,7 +439,7 @@ def test_the_resolver_sees_each_value_text() -> None:
         make_step(2, "assert_no_tool_call: u where d contains ${D}"),
         make_step(3, "assert: reply contains ${R}"),
     ]
-    evaluate(steps, make_trajectory(), strict=False, resolve=resolve)
+    evaluate(steps, make_trajectory(), strict=None, resolve=resolve)
     assert seen == ["x ${A}", "^${C}", "${D}", "${R}"]
 
 
@@ -431,14 +451,65 @@ def test_resolver_errors_propagate() -> None:
         evaluate(
             [make_step(1, "assert_tool_call: pay where account equals ${ACCOUNT}")],
             BOOKING,
-            strict=False,
+            strict=None,
             resolve=resolve,
         )
 
 
-def test_a_regex_broken_by_resolution_raises() -> None:
-    with pytest.raises(MatcherError) as raised:
-        run(BOOKING, "assert_tool_call: t where id matches ${P}", env={"P": "[0-9"})
+def test_a_regex_broken_by_resolution_is_a_spec_error_at_the_step() -> None:
+    steps = [
+        make_step(1, "assert_tool_call: search_flights"),
+        (
+            StepRef(3, "specs/booking.yaml", 12),
+            parse_step("assert_tool_call", "t where id matches ${P}"),
+        ),
+    ]
+    with pytest.raises(SpecError) as raised:
+        evaluate(steps, BOOKING, strict=None, resolve=lambda text: text.replace("${P}", "[0-9"))
+    assert (raised.value.path, raised.value.line) == (Path("specs/booking.yaml"), 12)
     assert str(raised.value) == (
-        "matches: invalid regex '[0-9': unterminated character set at position 0"
+        "specs/booking.yaml:12: step 3 (assert_tool_call): matches: invalid regex '[0-9':"
+        " unterminated character set at position 0 (from ${P});"
+        " fix that variable's value in the environment, or the step"
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["assert_no_tool_call: t where id equals ${UNSET}", "assert: reply contains ${UNSET}"],
+)
+def test_an_unset_variable_is_a_spec_error_at_the_step(line: str) -> None:
+    def resolve(text: str) -> str:
+        raise ConfigError("${UNSET} is used by the spec but is not set in the environment")
+
+    kind, _, text = line.partition(": ")
+    steps = [(StepRef(2, "specs/booking.yaml", 9), parse_step(kind, text))]
+    with pytest.raises(SpecError) as raised:
+        evaluate(steps, BOOKING, strict=None, resolve=resolve)
+    assert str(raised.value) == (
+        f"specs/booking.yaml:9: step 2 ({kind}): ${{UNSET}} is used by the spec but is not set"
+        " in the environment; set it before running flowproof, or take the reference out of"
+        " the step"
+    )
+
+
+def test_a_pass_has_no_observed_text_and_a_failure_carries_it() -> None:
+    passed, failed = run(BOOKING, "assert: reply contains KQ311", "assert: reply contains no")
+    assert (passed.kind, passed.expected, passed.observed) == (
+        "assert",
+        "assert reply contains KQ311",
+        "",
+    )
+    assert (failed.kind, failed.observed) == ("assert", 'the reply was "Booked KQ311 for you."')
+    assert failed.message == f"{failed.step}: {failed.expected} — {failed.observed}"
+
+
+def test_step_ref_keeps_the_spec_path_and_prints_the_file_name() -> None:
+    ref = StepRef(3, "specs/flows/booking.yaml", 14)
+    assert (ref.spec, ref.file, str(ref)) == (
+        "specs/flows/booking.yaml",
+        "booking.yaml",
+        "step 3 (booking.yaml:14)",
+    )
+    assert ref.at == SpecLine("specs/flows/booking.yaml", 14)
+    assert str(ref.at) == "booking.yaml:14"

@@ -8,8 +8,8 @@ from flowproof.assertions.grammar import (
     Clause,
     ReplyAssertion,
     ToolCallAssertion,
-    parse_step,
 )
+from flowproof.assertions.kinds import parse_step
 from flowproof.assertions.matchers import Contains, Equals, Exists, IsAbsent, Matches
 from flowproof.errors import GrammarError
 
@@ -183,12 +183,6 @@ def test_reply_is_is_kept_as_written() -> None:
             "assert_tool_call",
             "t where a..b equals 1",
             "could not read clause 'a..b equals 1': path 'a..b' has an empty segment",
-        ),
-        (
-            "assert_tool",
-            "t",
-            "unknown assertion step 'assert_tool';"
-            " expected one of: assert_tool_call, assert_no_tool_call, assert",
         ),
     ],
 )

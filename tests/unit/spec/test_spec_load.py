@@ -9,6 +9,7 @@ import pytest
 
 from flowproof.errors import SpecError
 from flowproof.spec.load import load_spec
+from flowproof.spec.suite import load_suite
 
 GOOD = """\
 name: Booking
@@ -165,4 +166,71 @@ def test_broken_regex(tmp_path: Path) -> None:
     text = GOOD.replace("destination contains NBO", "destination matches [A-Z")
     assert error(tmp_path, text).startswith(
         "booking.yaml:11: step 2 (assert_tool_call): matches: invalid regex '[A-Z'"
+    )
+
+
+def test_line_of_gives_the_line_of_a_key_or_list_item(tmp_path: Path) -> None:
+    loaded = load(tmp_path, GOOD + "strict: true\n")
+    assert loaded.line_of("strict") == 13
+    assert loaded.line_of("tools", 0) == 6
+    assert loaded.line_of("tools", 0, "result") == 7
+    assert loaded.line_of("steps", 2) == 12
+    assert loaded.line_of("control") is None
+
+
+def test_steps_keep_the_spec_path_as_given(tmp_path: Path) -> None:
+    loaded = load(tmp_path, GOOD)
+    ref = loaded.assertions[0].ref
+    assert (ref.spec, ref.file, ref.line) == (str(tmp_path / "booking.yaml"), "booking.yaml", 11)
+
+
+def test_every_assertion_step_kind_loads(tmp_path: Path) -> None:
+    text = (
+        GOOD + "  - assert_no_tool_call: transfer_funds\n  - assert_no_secret_leak: DB_PASSWORD\n"
+    )
+    loaded = load(tmp_path, text)
+    assert [s.kind for s in loaded.assertions] == [
+        "assert_tool_call",
+        "assert",
+        "assert_no_tool_call",
+        "assert_no_secret_leak",
+    ]
+    assert [s.assertion.kind for s in loaded.assertions] == [s.kind for s in loaded.assertions]
+
+
+def test_a_step_that_is_not_a_one_key_mapping_lists_the_kinds(tmp_path: Path) -> None:
+    text = GOOD.replace("  - assert: reply contains booked", "  - just text")
+    assert error(tmp_path, text) == (
+        "booking.yaml:12: a step must be a one-key mapping such as `- prompt: ...`; step kinds: "
+        "prompt, assert_tool_call, assert_no_tool_call, assert, assert_no_secret_leak"
+    )
+
+
+def test_a_bad_secret_step_names_its_line(tmp_path: Path) -> None:
+    text = GOOD + "  - assert_no_secret_leak: db-password\n"
+    assert error(tmp_path, text) == (
+        "booking.yaml:13: step 4 (assert_no_secret_leak): 'db-password' is not an environment "
+        "variable name; write `assert_no_secret_leak: NAME [NAME...]` with the variables that "
+        "hold secrets"
+    )
+
+
+def test_a_spec_that_is_not_utf8_names_the_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "booking.yaml"
+    path.write_bytes(GOOD.replace("Book me a flight", "Book a caf\xe9").encode("latin-1"))
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert caught.value.line == 10
+    assert str(caught.value) == (
+        f"{path}:10: not UTF-8 text (byte 0xe9 at column 23); save the file as UTF-8"
+    )
+
+
+def test_a_suite_file_that_is_not_utf8_is_a_spec_error(tmp_path: Path) -> None:
+    path = tmp_path / "flowproof.yaml"
+    path.write_bytes(b"env:\n  CITY: Bogot\xe1\n")
+    with pytest.raises(SpecError) as caught:
+        load_suite(path)
+    assert str(caught.value) == (
+        f"{path}:2: not UTF-8 text (byte 0xe1 at column 14); save the file as UTF-8"
     )
