@@ -22,6 +22,7 @@ from flowproof.assertions.secrets import redact
 from flowproof.dialects import dialect_named
 from flowproof.engine.outcome import FlowOutcome, Summary
 from flowproof.errors import TraceError
+from flowproof.matching.divergence import Divergence
 from flowproof.proxy.forward import KEY_VARIABLES
 from flowproof.spec.load import LoadedSpec
 from flowproof.trace.model import Turn
@@ -80,15 +81,7 @@ def flow_entry(
         "reasons": list(flow.reasons),
         "prompt": "\n".join(loaded.prompts) if loaded else "",
         "steps": steps,
-        "divergence": None
-        if flow.divergence is None
-        else {
-            "request": flow.divergence.request_number,
-            "recorded_turn": flow.divergence.recorded_turn,
-            "envelope": list(flow.divergence.envelope),
-            "detail": flow.divergence.detail,
-            "text": flow.divergence.render(),
-        },
+        "divergence": None if flow.divergence is None else _divergence_entry(flow.divergence),
         "turns": {"served": flow.served, "recorded": flow.recorded},
         "timeline": [_timeline_entry(number, turn) for number, turn in enumerate(flow.turns, 1)],
         "trajectory": None
@@ -117,6 +110,21 @@ def flow_entry(
             },
         }
     return entry
+
+
+def _divergence_entry(divergence: Divergence) -> dict[str, Any]:
+    difference = divergence.difference
+    return {
+        "lane": divergence.lane,
+        "request": divergence.index,
+        "recorded_turn": divergence.recorded_index,
+        "envelope": list(divergence.envelope),
+        "path": None if difference is None else difference.path,
+        "recorded": None if difference is None else difference.recorded,
+        "replayed": None if difference is None else difference.replayed,
+        "detail": divergence.detail,
+        "text": divergence.render(),
+    }
 
 
 def _timeline_entry(number: int, turn: Turn) -> dict[str, Any]:

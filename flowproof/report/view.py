@@ -71,7 +71,8 @@ class DivergenceView:
     """The first differing path with both values, exactly as the record has it."""
     show_detail: bool
     location: str
-    """`detail` split for the diff view: where it differs, and both sides ('' when unsplit)."""
+    """The record's difference for the diff view: where it differs, and both sides ('' when
+    the record has no difference)."""
     recorded: str
     replayed: str
     text: str
@@ -278,10 +279,11 @@ def _divergence(data: dict[str, Any]) -> DivergenceView:
     detail = str(data["detail"])
     envelope = [str(line) for line in data["envelope"]]
     recorded_turn = data["recorded_turn"]
-    location, found, sides = detail.partition(": recorded ")
-    recorded, split, replayed = sides.rpartition(", replayed ")
-    if not (found and split):
-        location = recorded = replayed = ""
+    # A record without a difference (an extra call, equal bodies), or written before the
+    # record held the difference's parts, has no sides to show.
+    location = str(data.get("path") or "")
+    recorded = str(data.get("recorded") or "") if location else ""
+    replayed = str(data.get("replayed") or "") if location else ""
     return DivergenceView(
         request=int(data["request"]),
         recorded_turn=recorded_turn,

@@ -148,9 +148,13 @@ def golden_record() -> dict[str, Any]:
             ),
         ],
         divergence={
+            "lane": "model",
             "request": 3,
             "recorded_turn": 3,
             "envelope": [],
+            "path": "messages[4].tool_calls[0].function.arguments: flight.id",
+            "recorded": '"KQ311"',
+            "replayed": '"KQ999"',
             "detail": DIVERGENCE_DETAIL,
             "text": DIVERGENCE_TEXT,
         },
