@@ -87,6 +87,7 @@ class CallMade:
     call_id: str
     """The id the API ties the call's result to (`tool_call_id`, `tool_use_id`, `call_id`)."""
     tool: str
+    """The name of the tool asked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,10 @@ class ResultSlot:
 
     call_id: str
     """The call this result answers."""
-    holder: dict[str, Any] = field(hash=False)
+    holder: dict[str, Any] = field(hash=False)  # a dict cannot be hashed; equality still counts
+    """The message, block or item that holds the content."""
     key: str
+    """The key of `holder` whose value is the content (`content`, `output`)."""
     text_parts: tuple[str, ...] | None = None
     """When the content is a list of parts, the part types whose text is the result's text
     (None: every part's text)."""
