@@ -10,12 +10,19 @@ Absence is an answer, not an error: `lookup` tells a missing key (or an index pa
 a step into a string) apart from a key that is present and holds JSON `null`.
 
 A key that itself contains a dot cannot be addressed; no spec has needed one yet.
+
+`walk` and `differences` are the one way flowproof walks a JSON value: the secret scan, the
+divergence diff and the trace diff all go through them, so "where" means the same everywhere.
+Paths they yield use `str` segments for dict keys and `int` segments for list positions; a
+place only one side of a comparison has holds `ABSENT` on the other, never `None` (which is JSON
+null).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 Segment = str | int
 """One step of a path: a dict key, or a list index."""
@@ -46,9 +53,98 @@ def parse_path(text: str) -> Path:
     return segments
 
 
+class _Absent:
+    """The type of `ABSENT`."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Final[Any] = _Absent()
+"""The value on the side of a comparison that has no such key or index."""
+
+
 def format_path(path: Path) -> str:
     """The dotted form of a path, as a spec would spell it (the empty path is '')."""
-    return ".".join(str(segment) for segment in path)
+    text = ""
+    for segment in path:
+        # Built like format_indexed, so a body key that is "" reads the same in both forms.
+        text = f"{text}.{segment}" if text else str(segment)
+    return text
+
+
+def format_indexed(path: Path) -> str:
+    """The form a body's path takes in messages: list positions in brackets,
+    `messages[1].content`, `[0].name` (the empty path is '')."""
+    text = ""
+    for segment in path:
+        if isinstance(segment, int):
+            text = f"{text}[{segment}]"
+        else:
+            text = f"{text}.{segment}" if text else segment
+    return text
+
+
+def walk(value: Any, at: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every node of `value` with its path, parents before children, dict keys in their order
+    (a key's own text is the last segment of its child's path)."""
+    yield at, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, (*at, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk(item, (*at, index))
+
+
+def differences(
+    a: Any, b: Any, *, exact: bool = False, whole_uneven_lists: bool = False
+) -> Iterator[tuple[Path, Any, Any]]:
+    """Every place where `a` and `b` differ, as (path, a's value, b's value), `ABSENT` for the
+    side that lacks the place; empty when they are equal.
+
+    Two dicts are walked key by key, `a`'s keys in order then `b`'s new ones; two lists position
+    by position (`whole_uneven_lists`: lists of different lengths are one differing value);
+    anything else is compared whole.
+
+    `exact` compares the way replay matching does: `1`, `1.0` and `true` differ, and two dicts
+    holding the same keys in a different order are themselves a difference, yielded (both
+    dicts) after their children.
+    """
+    yield from _differences(a, b, (), exact, whole_uneven_lists)
+
+
+def _differences(
+    a: Any, b: Any, at: Path, exact: bool, whole_uneven_lists: bool
+) -> Iterator[tuple[Path, Any, Any]]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            yield from _differences(
+                a.get(key, ABSENT), b.get(key, ABSENT), (*at, str(key)), exact, whole_uneven_lists
+            )
+        if exact and list(a) != list(b) and a.keys() == b.keys():
+            yield at, a, b
+    elif (
+        isinstance(a, list)
+        and isinstance(b, list)
+        and not (whole_uneven_lists and len(a) != len(b))
+    ):
+        for index in range(max(len(a), len(b))):
+            yield from _differences(
+                a[index] if index < len(a) else ABSENT,
+                b[index] if index < len(b) else ABSENT,
+                (*at, index),
+                exact,
+                whole_uneven_lists,
+            )
+    elif not _same(a, b, exact):
+        yield at, a, b
+
+
+def _same(a: Any, b: Any, exact: bool) -> bool:
+    # JSON decides 1 == 1.0 == true in Python; a replayed body that changed one into another
+    # did change its bytes, so exact comparison also asks for the same type.
+    return a == b and (not exact or type(a) is type(b))
 
 
 def lookup(value: Any, path: Path) -> Lookup:

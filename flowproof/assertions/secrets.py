@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
+from flowproof.assertions.paths import format_indexed, walk
 from flowproof.errors import SecretStepError
 
 KIND = "assert_no_secret_leak"
@@ -73,17 +74,14 @@ def check_secrets(
     return step_verdict(ref, KIND, str(assertion), "; ".join(leaks) if leaks else None)
 
 
-def _places(value: Any, secret: str, path: str = "") -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if secret in str(key):
-                yield f"{path or '(body)'} (a key)"
-            yield from _places(item, secret, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _places(item, secret, f"{path}[{index}]")
-    elif isinstance(value, str) and secret in value:
-        yield path or "(body)"
+def _places(value: Any, secret: str) -> Iterator[str]:
+    """Where `secret` appears in a body: `a.b[0]`, or `a.b (a key)` for a key of the dict at
+    `a.b`; `(body)` is the body itself."""
+    for path, node in walk(value):
+        if path and isinstance(path[-1], str) and secret in path[-1]:
+            yield f"{format_indexed(path[:-1]) or '(body)'} (a key)"
+        if isinstance(node, str) and secret in node:
+            yield format_indexed(path) or "(body)"
 
 
 def redact(text: str, secrets: Mapping[str, str]) -> str:

@@ -14,16 +14,18 @@ Three things set this API apart from chat completions:
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from flowproof.dialects.base import (
-    CallLedger,
+    CallMade,
     Dialect,
     Envelope,
-    ToolMocks,
+    ModelTurn,
+    ResultSlot,
+    ToolEvent,
+    join_text,
     offered_tools,
     sse_frame,
 )
@@ -32,6 +34,8 @@ _TEXT_BLOCKS = ("text", "thinking")
 """Blocks whose same-named field starts empty and streams as `<field>_delta` pieces."""
 _JSON_INPUT_BLOCKS = ("tool_use", "server_tool_use")
 """Blocks whose `input` streams as `input_json_delta` pieces."""
+_TEXT_PARTS = ("text",)
+"""The blocks whose `text` is a message's text (thinking is not the answer)."""
 _STOP_FIELDS = ("stop_reason", "stop_sequence", "stop_details", "container")
 """Message fields that are null in message_start and arrive in message_delta. The SDK
 overwrites the first three from message_delta, so each must come back there."""
@@ -78,34 +82,24 @@ class AnthropicMessages(Dialect):
         blocks = _blocks(response)
         if any(block.get("type") == "tool_use" for block in blocks):
             return None
-        return _joined_text(blocks)
+        return join_text(blocks, _TEXT_PARTS)
 
     def system_prompt(self, request: Any) -> str:
         system = request.get("system") if isinstance(request, dict) else None
-        if isinstance(system, str):
-            return system
-        return _joined_text(system if isinstance(system, list) else [])
+        return join_text(system, _TEXT_PARTS)
 
-    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
-        names: dict[str, str] = {}
-        results: list[tuple[str, str]] = []
+    def tool_exchange(self, request: Any) -> Iterator[ToolEvent]:
+        """`tool_use` blocks of assistant messages are the calls; each result is a
+        `tool_result` block of a user message, its content a string or text blocks."""
         for message in _messages(request):
-            blocks = _blocks(message)
-            if message.get("role") == "assistant":
-                results = []
-                names.update(
-                    (str(b.get("id")), str(b.get("name", "")))
-                    for b in blocks
-                    if b.get("type") == "tool_use"
-                )
-                continue
-            for block in blocks:
-                if block.get("type") == "tool_result":
-                    call_id = str(block.get("tool_use_id"))
-                    content = block.get("content")
-                    text = content if isinstance(content, str) else _joined_text(content or [])
-                    results.append((names.get(call_id, call_id), text))
-        return results
+            role = message.get("role")
+            if role == "assistant":
+                yield ModelTurn()
+            for block in _blocks(message):
+                if role == "assistant" and block.get("type") == "tool_use":
+                    yield CallMade(str(block.get("id")), str(block.get("name", "")))
+                elif role == "user" and block.get("type") == "tool_result":
+                    yield ResultSlot(str(block.get("tool_use_id")), block, "content", _TEXT_PARTS)
 
     def envelope(self, request: Any) -> Envelope:
         body = request if isinstance(request, dict) else {}
@@ -116,22 +110,7 @@ class AnthropicMessages(Dialect):
             roles=tuple(_role(message) for message in _messages(request)),
         )
 
-    # -- rewriting and rendering ------------------------------------------------------------
-    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
-        if not mocks or not _messages(request):
-            return request
-        request = copy.deepcopy(request)
-        ledger = CallLedger(mocks)
-        for message in _messages(request):
-            for block in _blocks(message):
-                if message.get("role") == "assistant" and block.get("type") == "tool_use":
-                    ledger.called(str(block.get("id")), str(block.get("name", "")))
-                elif message.get("role") == "user" and block.get("type") == "tool_result":
-                    mocked = ledger.mocked_result(str(block.get("tool_use_id")))
-                    if mocked is not None:
-                        block["content"] = mocked
-        return request
-
+    # -- rendering --------------------------------------------------------------------------
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
         """The recorded message as the event sequence the API streams: message_start (no
         content, no stop reason), then per block start / delta / stop, then message_delta and
@@ -216,11 +195,3 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
     """The content blocks of a response or a message; none when the content is a string."""
     content = message.get("content") if isinstance(message, dict) else None
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _joined_text(blocks: list[Any]) -> str:
-    return "".join(
-        str(block.get("text", ""))
-        for block in blocks
-        if isinstance(block, dict) and block.get("type") == "text"
-    )

@@ -3,13 +3,18 @@
 A dialect is pure: it reads and rewrites parsed JSON bodies and renders SSE frames, and never
 touches a socket. The proxy picks one by a SUBSTRING of the request path, so a base URL with a
 doubled or missing `/v1` still reaches the right one.
+
+A dialect only TRANSLATES: where its bodies keep the tool calls and the tool results is said
+once per API by `tool_exchange`; what flowproof does with them (substituting mocked results,
+naming the latest results) is written once, here.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from flowproof.errors import ToolResultsExhausted
@@ -75,6 +80,62 @@ class CallLedger:
         return None if mock is None else mock.content_for(tool, occurrence)
 
 
+@dataclass(frozen=True, slots=True)
+class CallMade:
+    """The assistant asked for a tool in the conversation a request carries."""
+
+    call_id: str
+    """The id the API ties the call's result to (`tool_call_id`, `tool_use_id`, `call_id`)."""
+    tool: str
+    """The name of the tool asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSlot:
+    """Where one tool result's content lives in a request body: `holder[key]`.
+
+    `holder` is the very dict inside the body the exchange was read from, so writing to it
+    rewrites that body; `substitute_tool_results` reads the exchange of a copy for that reason.
+    """
+
+    call_id: str
+    """The call this result answers."""
+    holder: dict[str, Any] = field(hash=False)  # a dict cannot be hashed; equality still counts
+    """The message, block or item that holds the content."""
+    key: str
+    """The key of `holder` whose value is the content (`content`, `output`)."""
+    text_parts: tuple[str, ...] | None = None
+    """When the content is a list of parts, the part types whose text is the result's text
+    (None: every part's text)."""
+
+    @property
+    def text(self) -> str:
+        return join_text(self.holder.get(self.key), self.text_parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTurn:
+    """A new model turn began: tool results reported before it are no longer the latest."""
+
+
+ToolEvent = CallMade | ResultSlot | ModelTurn
+"""One fact of a conversation's tool exchange, as `Dialect.tool_exchange` yields them."""
+
+
+def join_text(content: Any, part_types: Collection[str] | None = None) -> str:
+    """The text of a content value: a plain string as it is, or the joined `text` of the
+    parts of a list whose `type` is one of `part_types` (every part when None); "" otherwise."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(part.get("text", ""))
+        for part in content
+        if isinstance(part, dict) and (part_types is None or part.get("type") in part_types)
+    )
+
+
 class Dialect:
     """One wire API. Subclasses register themselves by `name` when they are defined."""
 
@@ -113,10 +174,25 @@ class Dialect:
     def system_prompt(self, request: Any) -> str:
         raise NotImplementedError
 
+    def tool_exchange(self, request: Any) -> Iterator[ToolEvent]:
+        """The tool calls, tool-result slots and new model turns of the conversation `request`
+        carries, in conversation order. An API without tools yields nothing."""
+        return iter(())
+
     def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
         """(tool name, content) of the tool results this request reports back to the model:
-        those after its last assistant turn, as the model saw them (after substitution)."""
-        return []
+        those after its last model turn, as the model saw them (after substitution). A result
+        whose call is not in the conversation is named by its call id."""
+        names: dict[str, str] = {}
+        results: list[tuple[str, str]] = []
+        for event in self.tool_exchange(request):
+            if isinstance(event, ModelTurn):
+                results = []
+            elif isinstance(event, CallMade):
+                names[event.call_id] = event.tool
+            else:
+                results.append((names.get(event.call_id, event.call_id), event.text))
+        return results
 
     def envelope(self, request: Any) -> Envelope:
         raise NotImplementedError
@@ -129,7 +205,18 @@ class Dialect:
     # -- rewriting and rendering ------------------------------------------------------------
     def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
         """A copy of `request` whose mocked tool results carry the spec's values."""
-        raise NotImplementedError
+        if not mocks:
+            return request
+        request = copy.deepcopy(request)
+        ledger = CallLedger(mocks)
+        for event in self.tool_exchange(request):
+            if isinstance(event, CallMade):
+                ledger.called(event.call_id, event.tool)
+            elif isinstance(event, ResultSlot):
+                mocked = ledger.mocked_result(event.call_id)
+                if mocked is not None:
+                    event.holder[event.key] = mocked
+        return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
         """The response as the SSE frames a streaming client of this API expects."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from flowproof.dialects.base import (
-    CallLedger,
+    CallMade,
     Dialect,
     Envelope,
-    ToolMocks,
+    ModelTurn,
+    ResultSlot,
+    ToolEvent,
+    join_text,
     offered_tools,
     sse_frame,
 )
@@ -32,49 +34,31 @@ class OpenAIChat(Dialect):
         message = _message(response)
         if message.get("tool_calls"):
             return None
-        return _text(message.get("content"))
+        return join_text(message.get("content"))
 
     def system_prompt(self, request: Any) -> str:
         for message in _messages(request):
             if message.get("role") in ("system", "developer"):
-                return _text(message.get("content"))
+                return join_text(message.get("content"))
         return ""
 
-    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
-        messages = _messages(request)
-        names: dict[str, str] = {}
-        results: list[tuple[str, str]] = []
-        for message in messages:
+    def tool_exchange(self, request: Any) -> Iterator[ToolEvent]:
+        """Assistant messages carry `tool_calls`; each result is a `tool` message."""
+        for message in _messages(request):
             if message.get("role") == "assistant":
-                results = []
+                yield ModelTurn()
                 for call in message.get("tool_calls") or []:
-                    names[str(call.get("id"))] = str((call.get("function") or {}).get("name", ""))
+                    if isinstance(call, dict):
+                        name = str((call.get("function") or {}).get("name", ""))
+                        yield CallMade(str(call.get("id")), name)
             elif message.get("role") == "tool":
-                call_id = str(message.get("tool_call_id"))
-                results.append((names.get(call_id, call_id), _text(message.get("content"))))
-        return results
+                yield ResultSlot(str(message.get("tool_call_id")), message, "content")
 
     def envelope(self, request: Any) -> Envelope:
         body = request if isinstance(request, dict) else {}
         tools = offered_tools(body)
         roles = tuple(str(message.get("role")) for message in _messages(request))
         return Envelope(model=body.get("model"), tools=tools, roles=roles)
-
-    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
-        if not mocks or not _messages(request):
-            return request
-        request = copy.deepcopy(request)
-        ledger = CallLedger(mocks)
-        for message in request["messages"]:
-            if message.get("role") == "assistant":
-                for call in message.get("tool_calls") or []:
-                    name = str((call.get("function") or {}).get("name", ""))
-                    ledger.called(str(call.get("id")), name)
-            elif message.get("role") == "tool":
-                mocked = ledger.mocked_result(str(message.get("tool_call_id")))
-                if mocked is not None:
-                    message["content"] = mocked
-        return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
         options = request.get("stream_options") if isinstance(request, dict) else None
@@ -170,11 +154,3 @@ def _message(response: Any) -> dict[str, Any]:
         message = choices[0].get("message")
         return message if isinstance(message, dict) else {}
     return {}
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""

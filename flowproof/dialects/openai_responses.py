@@ -9,15 +9,17 @@ whole response, which is what clients such as openai-agents keep as the turn's r
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from flowproof.dialects.base import (
-    CallLedger,
+    CallMade,
     Dialect,
     Envelope,
-    ToolMocks,
+    ModelTurn,
+    ResultSlot,
+    ToolEvent,
+    join_text,
     offered_tools,
     sse_frame,
 )
@@ -43,7 +45,7 @@ class OpenAIResponses(Dialect):
         if any(item.get("type") == "function_call" for item in output):
             return None
         return "".join(
-            _text(item.get("content"), "output_text")
+            join_text(item.get("content"), ("output_text",))
             for item in output
             if item.get("type") == "message"
         )
@@ -54,7 +56,7 @@ class OpenAIResponses(Dialect):
             return instructions
         for item in _items(request, "input"):
             if item.get("role") in ("system", "developer"):
-                return _text(item.get("content"), "input_text")
+                return join_text(item.get("content"), ("input_text",))
         return ""
 
     def envelope(self, request: Any) -> Envelope:
@@ -69,21 +71,17 @@ class OpenAIResponses(Dialect):
             )
         return Envelope(model=body.get("model"), tools=tools, roles=roles)
 
-    def substitute_tool_results(self, request: Any, mocks: ToolMocks) -> Any:
-        if not mocks or not _items(request, "input"):
-            return request
-        request = copy.deepcopy(request)
-        ledger = CallLedger(mocks)
-        for item in request["input"]:
-            if not isinstance(item, dict):
-                continue
-            if item.get("type") == "function_call":
-                ledger.called(str(item.get("call_id")), str(item.get("name", "")))
+    def tool_exchange(self, request: Any) -> Iterator[ToolEvent]:
+        """Echoed `function_call` items are the calls, each `function_call_output` item a
+        result (its output a string or input_text parts). A model turn begins at a function
+        call or an assistant message item."""
+        for item in _items(request, "input"):
+            if item.get("type") == "function_call" or item.get("role") == "assistant":
+                yield ModelTurn()
+                if item.get("type") == "function_call":
+                    yield CallMade(str(item.get("call_id")), str(item.get("name", "")))
             elif item.get("type") == "function_call_output":
-                mocked = ledger.mocked_result(str(item.get("call_id")))
-                if mocked is not None:
-                    item["output"] = mocked
-        return request
+                yield ResultSlot(str(item.get("call_id")), item, "output", ("input_text",))
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
         events = _StreamEvents()
@@ -137,22 +135,6 @@ class OpenAIResponses(Dialect):
                 "total_tokens": 0,
             },
         }
-
-    def latest_tool_results(self, request: Any) -> list[tuple[str, str]]:
-        names: dict[str, str] = {}
-        results: list[tuple[str, str]] = []
-        for item in _items(request, "input"):
-            if item.get("type") == "function_call" or item.get("role") == "assistant":
-                if results:  # a new model turn began: earlier results are not the latest
-                    results = []
-                if item.get("type") == "function_call":
-                    names[str(item.get("call_id"))] = str(item.get("name", ""))
-            elif item.get("type") == "function_call_output":
-                call_id = str(item.get("call_id"))
-                output = item.get("output")
-                text = output if isinstance(output, str) else _text(output, "input_text")
-                results.append((names.get(call_id, call_id), text))
-        return results
 
 
 class _StreamEvents:
@@ -214,16 +196,3 @@ def _message_events(events: _StreamEvents, index: int, item: dict[str, Any]) -> 
 def _items(body: Any, key: str) -> list[dict[str, Any]]:
     items = body.get(key) if isinstance(body, dict) else None
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-
-
-def _text(content: Any, part_type: str) -> str:
-    """A message's text: a plain string, or the `part_type` parts of a content list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, dict) and part.get("type") == part_type
-        )
-    return ""

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from flowproof.assertions.paths import ABSENT, differences, format_path
 from flowproof.assertions.trajectory import ToolCall
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import tool_name
@@ -112,32 +113,15 @@ def _get(body: Any, key: str) -> Any:
     return body.get(key) if isinstance(body, dict) else None
 
 
-def _differences(old: Any, new: Any, path: str = "") -> Iterator[str]:
-    """Every leaf path whose value differs (dotted, like assertion paths)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in [*old, *(k for k in new if k not in old)]:
-            yield from _differences(old.get(key, _ABSENT), new.get(key, _ABSENT), _join(path, key))
-    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        for index, (a, b) in enumerate(zip(old, new, strict=True)):
-            yield from _differences(a, b, _join(path, str(index)))
-    elif old != new:
-        yield f"{path or '(whole)'}: {_show(old)} → {_show(new)}"
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-_ABSENT = _Absent()
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def _differences(old: Any, new: Any) -> Iterator[str]:
+    """Every leaf path whose value differs (dotted, like assertion paths). A list that changed
+    length is shown whole: position-by-position lines would misreport an insertion."""
+    for path, was, now in differences(old, new, whole_uneven_lists=True):
+        yield f"{format_path(path) or '(whole)'}: {_show(was)} → {_show(now)}"
 
 
 def _show(value: Any) -> str:
-    if value is _ABSENT:
+    if value is ABSENT:
         return "(absent)"
     if value is None:
         return "(none)"

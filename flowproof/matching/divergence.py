@@ -9,67 +9,104 @@ so the diff descends into them when both sides parse, and shows them whole when 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from flowproof.assertions.paths import ABSENT, differences, format_indexed, format_path
 from flowproof.dialects.base import Dialect, without_transport
 
-_MISSING = object()
+MODEL_LANE = "model"
+"""The lane of every divergence at the model boundary."""
+EQUAL_BODIES = "the bodies are equal (no difference found)"
+REORDERED = "same keys in a different order"
+SAME_JSON = "same JSON, different bytes"
 _SHOWN = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """The first place two request bodies differ, both values as a reader is shown them."""
+
+    path: str
+    """Where: a body path (`messages[1].content`; `(body)` is the body itself). Inside a string
+    that holds JSON, the dotted path within it follows after `: `
+    (`messages[1].tool_calls[0].function.arguments: flight.id`)."""
+    recorded: str
+    """The recorded value as shown: JSON text cut at 160 characters, the window of a long text
+    around where it first differs, or (for a key order) the list of keys."""
+    replayed: str
+    """The replayed value, shown the same way."""
+    note: str = ""
+    """What kind of difference, when it is more than two values: "same keys in a different
+    order", "texts differ from character N", "same JSON, different bytes"."""
+
+    def __str__(self) -> str:
+        kind = f"{self.note}: " if self.note else ""
+        return f"{self.path}: {kind}recorded {self.recorded}, replayed {self.replayed}"
 
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
     """A replayed request that no unconsumed recorded turn serves."""
 
-    request_number: int
+    lane: str
+    """Which boundary: "model" for a model call."""
+    index: int
     """1-based arrival number of the request that diverged."""
-    recorded_turn: int | None
+    recorded_index: int | None
     """1-based number of the recorded turn it was compared with (None: none was left)."""
     envelope: tuple[str, ...]
     """Envelope differences, one line each."""
-    detail: str
-    """The first differing path with both values, or why there is nothing to compare."""
+    difference: Difference | None
+    """The first differing path with both values; None when there is none to show."""
+    reason: str = ""
+    """Why there is no `difference`: every recorded turn was served, or the bodies are equal."""
+
+    @property
+    def detail(self) -> str:
+        """The difference's line, or the reason there is none."""
+        return str(self.difference) if self.difference is not None else self.reason
 
     @property
     def headline(self) -> str:
-        if self.recorded_turn is None:
-            return f"request {self.request_number} is an extra model call: {self.detail}"
+        if self.recorded_index is None:
+            return f"request {self.index} is an extra model call: {self.detail}"
         return (
-            f"request {self.request_number} matches no recorded turn "
-            f"(compared with recorded turn {self.recorded_turn})"
+            f"request {self.index} matches no recorded turn "
+            f"(compared with recorded turn {self.recorded_index})"
         )
 
     def render(self) -> str:
         lines = [self.headline, *self.envelope]
-        if self.recorded_turn is not None and self.detail not in self.envelope:
+        if self.recorded_index is not None and self.detail not in self.envelope:
             lines.append(self.detail)
         return "\n".join(lines)
 
 
-def extra_call(request_number: int, recorded_count: int) -> Divergence:
-    return Divergence(
-        request_number, None, (), f"all {recorded_count} recorded turns were already served"
-    )
+def extra_call(index: int, recorded_count: int) -> Divergence:
+    """Request `index` arrived after every one of the `recorded_count` turns was served."""
+    reason = f"all {recorded_count} recorded turns were already served"
+    return Divergence(MODEL_LANE, index, None, (), None, reason)
 
 
 def explain(
-    request_number: int,
-    recorded_turn: int,
+    index: int,
+    turn_position: int,
     recorded_dialect: str,
     recorded: Any,
     replayed_dialect: Dialect,
     replayed: Any,
 ) -> Divergence:
+    """How request `index` differs from the recorded turn at `turn_position` (0-based)."""
     if recorded_dialect != replayed_dialect.name:
         envelope: tuple[str, ...] = (
             f"dialect: recorded {recorded_dialect}, replayed {replayed_dialect.name}",
         )
     else:
         envelope = tuple(_envelope_lines(replayed_dialect, recorded, replayed))
-    found = first_difference(without_transport(recorded), without_transport(replayed))
-    detail = found if found is not None else "the bodies are equal (no difference found)"
-    return Divergence(request_number, recorded_turn + 1, envelope, detail)
+    found = find_difference(without_transport(recorded), without_transport(replayed))
+    reason = EQUAL_BODIES if found is None else ""
+    return Divergence(MODEL_LANE, index, turn_position + 1, envelope, found, reason)
 
 
 def _envelope_lines(dialect: Dialect, recorded: Any, replayed: Any) -> list[str]:
@@ -91,41 +128,40 @@ def _envelope_lines(dialect: Dialect, recorded: Any, replayed: Any) -> list[str]
     return lines
 
 
-def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None:
+def first_difference(recorded: Any, replayed: Any) -> str | None:
     """`path: recorded X, replayed Y` for the first place two JSON values differ, else None."""
-    if isinstance(recorded, dict) and isinstance(replayed, dict):
-        for key in [*recorded, *(k for k in replayed if k not in recorded)]:
-            found = first_difference(
-                recorded.get(key, _MISSING), replayed.get(key, _MISSING), _join(path, key)
-            )
-            if found:
-                return found
-        if list(recorded) != list(replayed):
-            return (
-                f"{path or '(body)'}: same keys in a different order: recorded "
-                f"{list(recorded)}, replayed {list(replayed)}"
-            )
-        return None
-    if isinstance(recorded, list) and isinstance(replayed, list):
-        for index in range(max(len(recorded), len(replayed))):
-            a = recorded[index] if index < len(recorded) else _MISSING
-            b = replayed[index] if index < len(replayed) else _MISSING
-            found = first_difference(a, b, f"{path}[{index}]")
-            if found:
-                return found
-        return None
-    if recorded == replayed and type(recorded) is type(replayed):
-        return None
+    found = find_difference(recorded, replayed)
+    return None if found is None else str(found)
+
+
+def find_difference(recorded: Any, replayed: Any) -> Difference | None:
+    """The first place two JSON values differ, compared exactly (key order and the types of
+    numbers and booleans count, as they do for matching); None when they are equal."""
+    return _first(recorded, replayed, inside_json=False)
+
+
+def _first(recorded: Any, replayed: Any, inside_json: bool) -> Difference | None:
+    for path, a, b in differences(recorded, replayed, exact=True):
+        # Argument paths read like assertion paths (`passengers.0.name`), body paths like the
+        # wire (`messages[1]`).
+        where = format_path(path) if inside_json else format_indexed(path)
+        if isinstance(a, dict) and isinstance(b, dict):  # `exact` yields two dicts: reordered
+            return Difference(where or "(body)", str(list(a)), str(list(b)), REORDERED)
+        return _leaf(where or ("(arguments)" if inside_json else ""), a, b)
+    return None
+
+
+def _leaf(where: str, recorded: Any, replayed: Any) -> Difference:
     if isinstance(recorded, str) and isinstance(replayed, str):
-        inner = _json_inside(recorded, replayed)
+        inner = _json_inside(where, recorded, replayed)
         if inner is not None:
-            return f"{path}: {inner}"
+            return inner
         if max(len(recorded), len(replayed)) > _SHOWN:
-            return f"{path}: {_text_window(recorded, replayed)}"
-    return f"{path}: recorded {_show(recorded)}, replayed {_show(replayed)}"
+            return _text_window(where, recorded, replayed)
+    return Difference(where, _show(recorded), _show(replayed))
 
 
-def _json_inside(recorded: str, replayed: str) -> str | None:
+def _json_inside(where: str, recorded: str, replayed: str) -> Difference | None:
     """Diff two strings that both hold JSON containers (tool-call arguments) field by field."""
     try:
         a, b = json.loads(recorded), json.loads(replayed)
@@ -133,23 +169,14 @@ def _json_inside(recorded: str, replayed: str) -> str | None:
         return None
     if not isinstance(a, dict | list) or not isinstance(b, dict | list):
         return None
-    found = _dotted(first_difference(a, b))
-    # Equal parsed values with different bytes (spacing, key order) still diverge: say so.
-    return (
-        found
-        or f"same JSON, different bytes: recorded {_show(recorded)}, replayed {_show(replayed)}"
-    )
-
-
-def _dotted(found: str | None) -> str | None:
-    """Argument paths read like assertion paths: `passengers.0.name`, not `passengers[0].name`."""
+    found = _first(a, b, inside_json=True)
     if found is None:
-        return None
-    path, _, rest = found.partition(": ")
-    return f"{path.replace('[', '.').replace(']', '').lstrip('.') or '(arguments)'}: {rest}"
+        # Equal parsed values with different bytes (spacing, key order) still diverge: say so.
+        return Difference(where, _show(recorded), _show(replayed), SAME_JSON)
+    return replace(found, path=f"{where}: {found.path}")
 
 
-def _text_window(recorded: str, replayed: str) -> str:
+def _text_window(where: str, recorded: str, replayed: str) -> Difference:
     """Two long texts (an edited prompt) shown around where they first differ."""
     start = next(
         (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
@@ -165,18 +192,12 @@ def _text_window(recorded: str, replayed: str) -> str:
             + ("…" if lo + _SHOWN // 2 < len(text) else "")
         )
 
-    return (
-        f"texts differ from character {start}: recorded {window(recorded)}, "
-        f"replayed {window(replayed)}"
-    )
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    note = f"texts differ from character {start}"
+    return Difference(where, window(recorded), window(replayed), note)
 
 
 def _show(value: Any) -> str:
-    if value is _MISSING:
+    if value is ABSENT:
         return "(absent)"
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"

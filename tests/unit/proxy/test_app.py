@@ -59,7 +59,7 @@ def test_divergence_is_a_4xx_that_tells_the_sdk_not_to_retry() -> None:
     assert "flowproof replay divergence" in json.loads(body)["error"]["message"]
     # fail fast: once diverged, even a matching request is refused
     assert replies[1][0] == 400
-    assert traffic.divergence is not None and traffic.divergence.request_number == 1
+    assert traffic.divergence is not None and traffic.divergence.index == 1
 
 
 def test_streaming_is_decided_by_the_body_not_the_accept_header() -> None:

@@ -1,0 +1,28 @@
+"""The trace diff's argument and schema lines: dotted paths, whole lists when lengths differ."""
+
+from __future__ import annotations
+
+from flowproof.engine.tracediff import _differences
+
+
+def test_changed_leaves_are_dotted_paths_in_order() -> None:
+    old = {"flight": {"id": "KQ311"}, "passengers": [{"name": "Ann"}], "seat": None}
+    new = {"passengers": [{"name": "Bo"}], "flight": {"id": "KQ999"}, "meal": "veg"}
+    assert list(_differences(old, new)) == [
+        'flight.id: "KQ311" → "KQ999"',
+        'passengers.0.name: "Ann" → "Bo"',
+        "seat: (none) → (absent)",
+        'meal: (absent) → "veg"',
+    ]
+
+
+def test_a_list_that_changed_length_is_shown_whole() -> None:
+    assert list(_differences({"ids": [1]}, {"ids": [1, 2]})) == ["ids: [1] → [1, 2]"]
+
+
+def test_key_order_and_number_types_are_not_changes() -> None:
+    assert list(_differences({"a": 1, "b": 2}, {"b": 2.0, "a": True})) == []
+
+
+def test_whole_values_have_no_path() -> None:
+    assert list(_differences("a", "b")) == ['(whole): "a" → "b"']
