@@ -43,7 +43,16 @@ def test_a_diverged_run_records_the_divergence(recorded: Path) -> None:
     assert flowproof("run", "specs", cwd=recorded).code == 1
     flow = run_records(recorded)[-1]["flows"][0]
     assert flow["verdict"] == "fail"
-    assert flow["divergence"]["detail"] == (
+    divergence = flow["divergence"]
+    # Every fact of the divergence is a field: no reader has to split the sentence.
+    assert (divergence["lane"], divergence["index"], divergence["recorded_index"]) == (
+        "model",
+        3,
+        3,
+    )
+    assert divergence["path"] == "messages[4].tool_calls[0].function.arguments: flight.id"
+    assert (divergence["recorded"], divergence["replayed"]) == ('"KQ311"', '"KQ999"')
+    assert divergence["text"].endswith(
         "messages[4].tool_calls[0].function.arguments: flight.id: "
         'recorded "KQ311", replayed "KQ999"'
     )
@@ -73,7 +82,9 @@ def test_a_leaked_secret_fails_record_names_the_variable_and_never_the_value(
     record_text = next((tmp_path / ".flowproof" / "runs").glob("*/report.json")).read_text()
     assert "DB_PASSWORD" in record_text and PASSWORD not in record_text
     step = json.loads(record_text)["flows"][0]["steps"][-1]
-    assert step["verdict"] == "fail" and "the value of DB_PASSWORD appeared" in step["message"]
+    assert step["passed"] is False and "the value of DB_PASSWORD appeared" in step["message"]
+    assert step["kind"] == "assert_no_secret_leak"
+    assert step["observed"].startswith("the value of DB_PASSWORD appeared in turn ")
     reports = flowproof(
         "report", "--html", "r.html", "--markdown", "r.md", "--junit", "r.xml", cwd=tmp_path
     )
