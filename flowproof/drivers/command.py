@@ -1,84 +1,99 @@
 """Run the agent as a shell command, bounded in time, and stop its whole process tree.
 
-The agent gets its own session (process group) so that `sh -c "npm run x"` and everything it
-forks can be signalled together; descendants that started a session of their own are found
-through /proc and stopped too.
+The agent is started through a launcher (drivers/launch.py) in a session of its own, so that
+`sh -c "npm run x"` and everything it forks can be signalled together; drivers/process.py finds
+and stops the tree, descendants that started a session of their own included.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from flowproof._tasks import create_task
+from flowproof.drivers.base import DriverOutcome
+from flowproof.drivers.launch import PLAIN, Launcher
+from flowproof.drivers.process import GRACE_SECONDS, stop_tree
 
 TAIL_LINES = 20
-GRACE_SECONDS = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class AgentOutcome:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentOutcome(DriverOutcome):
     """How the agent process ended. Informational: the verdict comes from the traffic."""
 
     exit_code: int | None
     """None when flowproof had to stop it."""
-    timed_out: bool
-    stopped_early: bool
-    """True when flowproof stopped it because the flow had already failed at the boundary."""
     stdout_tail: str
     stderr_tail: str
-    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    timed_out: bool
+    stopped_early: bool
+
+
+def shell_argv(command: str) -> tuple[str, ...]:
+    """The command line the agent's spec names, run the way a CI step runs it."""
+    return ("/bin/sh", "-c", command)
 
 
 async def run_command(
-    command: str, env: Mapping[str, str], timeout: float, stop: asyncio.Event
+    command: str,
+    env: Mapping[str, str],
+    timeout: float,
+    stop: asyncio.Event,
+    launcher: Launcher = PLAIN,
 ) -> AgentOutcome:
     started = time.monotonic()
-    process = await asyncio.create_subprocess_exec(
-        "/bin/sh",
-        "-c",
-        command,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
     stdout: deque[str] = deque(maxlen=TAIL_LINES)
     stderr: deque[str] = deque(maxlen=TAIL_LINES)
-    readers = [
-        create_task(_drain(process.stdout, stdout), name="agent-stdout"),
-        create_task(_drain(process.stderr, stderr), name="agent-stderr"),
-    ]
+    async with launcher.launch(shell_argv(command), env) as process:
+        readers = [
+            create_task(_drain(process.stdout, stdout), name="agent-stdout"),
+            create_task(_drain(process.stderr, stderr), name="agent-stderr"),
+        ]
+        try:
+            ending = await _wait_for_end(process, timeout, stop)
+        finally:
+            # Also on cancellation: a flow ends with the agent's tree gone, whatever happened,
+            # and the launcher's context is left only after that.
+            await stop_tree(process.pid)
+            await process.wait()
+            await _finish(readers)
+    stopped = ending.timed_out or ending.stopped_early
+    return AgentOutcome(
+        exit_code=None if stopped else process.returncode,
+        timed_out=ending.timed_out,
+        stopped_early=ending.stopped_early,
+        stdout_tail="\n".join(stdout),
+        stderr_tail="\n".join(stderr),
+        seconds=time.monotonic() - started,
+    )
+
+
+async def _wait_for_end(
+    process: asyncio.subprocess.Process, timeout: float, stop: asyncio.Event
+) -> _Ending:
     exited = create_task(process.wait(), name="agent-wait")
     stopped = create_task(stop.wait(), name="agent-stop")
-    await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    timed_out = not exited.done() and not stop.is_set()
-    stopped_early = not exited.done() and stop.is_set()
-    if stopped_early:
-        # Give the agent a moment to read its error answer and exit on its own.
-        await asyncio.wait({exited}, timeout=GRACE_SECONDS)
-    stopped.cancel()
-    await stop_tree(process.pid)
-    await exited
-    await asyncio.wait(readers, timeout=GRACE_SECONDS)
-    for reader in readers:
-        reader.cancel()
-    code = None if (timed_out or stopped_early) else process.returncode
-    return AgentOutcome(
-        code,
-        timed_out,
-        stopped_early,
-        "\n".join(stdout),
-        "\n".join(stderr),
-        time.monotonic() - started,
-    )
+    try:
+        await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        ending = _Ending(
+            timed_out=not exited.done() and not stop.is_set(),
+            stopped_early=not exited.done() and stop.is_set(),
+        )
+        if ending.stopped_early:
+            # Give the agent a moment to read its error answer and exit on its own.
+            await asyncio.wait({exited}, timeout=GRACE_SECONDS)
+        return ending
+    finally:
+        stopped.cancel()
+        exited.cancel()
 
 
 async def _drain(stream: asyncio.StreamReader | None, tail: deque[str]) -> None:
@@ -88,54 +103,9 @@ async def _drain(stream: asyncio.StreamReader | None, tail: deque[str]) -> None:
         tail.append(line.decode(errors="replace").rstrip("\n"))
 
 
-async def stop_tree(pid: int) -> None:
-    """SIGTERM the agent's process group and every descendant, then SIGKILL what is left."""
-    victims = _descendants(pid)
-    _signal_all(pid, victims, signal.SIGTERM)
-    deadline = time.monotonic() + GRACE_SECONDS
-    while time.monotonic() < deadline and any(_alive(p) for p in victims):
-        await asyncio.sleep(0.05)
-    _signal_all(pid, _descendants(pid) | victims, signal.SIGKILL)
-
-
-def _signal_all(pid: int, pids: set[int], sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for child in pids:
-        try:
-            os.kill(child, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _descendants(root: int) -> set[int]:
-    """Every live process below `root`, read from /proc (empty where /proc is absent)."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
-    except OSError:
-        return set()
-    for entry in entries:
-        try:
-            ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found: set[int] = set()
-    pending = [root]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            if child not in found:
-                found.add(child)
-                pending.append(child)
-    return found
+async def _finish(readers: list[asyncio.Task[None]]) -> None:
+    """Let the readers take what is left in the pipes, but never wait on a pipe for long: a
+    process that escaped the tree may still hold it open."""
+    await asyncio.wait(readers, timeout=GRACE_SECONDS)
+    for reader in readers:
+        reader.cancel()

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 import aiohttp
 
 from flowproof._tasks import create_task
+from flowproof.drivers.base import DriverOutcome
 
 _BODY_SHOWN = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class TriggerOutcome:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerOutcome(DriverOutcome):
     """How the POST to the service ended. Informational: the verdict comes from the traffic."""
 
     status: int | None
@@ -32,9 +33,6 @@ class TriggerOutcome:
     body: str
     error: str
     """Why there was no answer (unreachable), empty otherwise."""
-    timed_out: bool
-    stopped_early: bool
-    seconds: float
 
 
 async def trigger_url(
@@ -48,10 +46,22 @@ async def trigger_url(
     if not post.done():
         post.cancel()
         return TriggerOutcome(
-            None, "", "", not stop.is_set(), stop.is_set(), time.monotonic() - started
+            status=None,
+            body="",
+            error="",
+            timed_out=not stop.is_set(),
+            stopped_early=stop.is_set(),
+            seconds=time.monotonic() - started,
         )
     status, body, error = post.result()
-    return TriggerOutcome(status, body, error, False, False, time.monotonic() - started)
+    return TriggerOutcome(
+        status=status,
+        body=body,
+        error=error,
+        timed_out=False,
+        stopped_early=False,
+        seconds=time.monotonic() - started,
+    )
 
 
 async def _post(url: str, prompt: str, headers: Mapping[str, str]) -> tuple[int | None, str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
-from flowproof.engine.drive import Driven
+from flowproof.drivers.base import DriverOutcome
 from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.model import Lane, Trace
@@ -54,7 +54,8 @@ class FlowOutcome:
     """Model turns in the trace (replay only)."""
     trajectory: Trajectory | None = None
     divergence: Divergence | None = None
-    agent: Driven | None = None
+    agent: DriverOutcome | None = None
+    """How the agent process (or the service trigger) ended; None when it never started."""
     warnings: tuple[str, ...] = ()
     trace_written: Path | None = None
     previous_trace: Trace | None = None

@@ -1,0 +1,56 @@
+"""How the agent's process is started: the seam a containing launcher plugs into.
+
+The command driver never spawns the agent itself; it enters a `Launcher`'s context, drives the
+process it yields, and stops the whole tree and waits for the process *before* leaving the
+context. That order is what a launcher that runs something beside the agent needs. A seccomp
+user-notification supervisor, for one, must outlive every task under its filter (a trapped call
+whose supervisor has gone fails with ENOSYS) and is torn down only once the tree is gone; the
+launcher also owns the spawn call itself, because the filter is installed in the child between
+fork and exec and the listener handed over through a pipe while spawning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Launcher(Protocol):
+    """Starts the agent, and keeps whatever it runs beside it alive exactly as long."""
+
+    def launch(
+        self, argv: Sequence[str], env: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+        """Start `argv` with exactly `env` and yield the started process.
+
+        The process leads a new session (its pid is its process group id, which is how its
+        tree is signalled together), reads stdin from /dev/null, and has stdout and stderr
+        piped. The caller stops the tree and waits for the process before the context exits;
+        on exit the launcher tears down only what it started beside the agent.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PlainLauncher:
+    """No containment: the agent runs as an ordinary child of flowproof."""
+
+    @asynccontextmanager
+    async def launch(
+        self, argv: Sequence[str], env: Mapping[str, str]
+    ) -> AsyncIterator[asyncio.subprocess.Process]:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        yield process
+
+
+PLAIN = PlainLauncher()

@@ -1,0 +1,168 @@
+"""stop_tree against real process trees: each process proven gone, each test bounded in time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from flowproof.drivers.process import find_tree, stop_tree
+
+HERE = Path(__file__).parent
+SPAWN_TREE = HERE / "spawn_tree.py"
+ROOT = HERE.parents[2]
+GRACE = 0.5
+"""Short, so that a test which must sit out the grace stays quick."""
+SETTLED = 5.0
+"""Generous bound on how long stopping a tree that obeys SIGTERM may take on a busy machine."""
+
+
+class Trees:
+    """Starts trees for one test and, whatever the test did, leaves none behind."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self._tmp_path = tmp_path
+        self._started: list[tuple[subprocess.Popen[bytes], list[int]]] = []
+
+    def start(
+        self, *levels: str, under_shell: bool = True
+    ) -> tuple[subprocess.Popen[bytes], list[int]]:
+        """A session leader (`sh -c '… & wait'`, or the first level itself) and the pid of
+        every level, once all of them are set up."""
+        pidfile = self._tmp_path / f"tree-{len(self._started)}.pids"
+        argv = [sys.executable, str(SPAWN_TREE), str(pidfile), *levels]
+        if under_shell:
+            argv = ["/bin/sh", "-c", shlex.join(argv) + " & wait"]
+        leader = subprocess.Popen(argv, start_new_session=True)
+        pids = _wait_for_pids(pidfile, len(levels))
+        self._started.append((leader, pids))
+        return leader, pids
+
+    def clean_up(self) -> None:
+        for leader, pids in self._started:
+            for pid in (leader.pid, *pids):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            leader.wait(timeout=5)
+
+
+@pytest.fixture
+def trees(tmp_path: Path) -> Iterator[Trees]:
+    started = Trees(tmp_path)
+    yield started
+    started.clean_up()
+
+
+def _wait_for_pids(pidfile: Path, count: int, timeout: float = 15.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = pidfile.read_text().split() if pidfile.exists() else []
+        if len(pids) >= count:
+            return [int(pid) for pid in pids]
+        time.sleep(0.02)
+    raise AssertionError(f"the tree did not set up {count} levels within {timeout}s")
+
+
+def stop(leader: subprocess.Popen[bytes], grace: float = GRACE) -> float:
+    """Stop the tree, reap the leader (our child), and say how long stopping took."""
+    began = time.monotonic()
+    asyncio.run(stop_tree(leader.pid, grace))
+    took = time.monotonic() - began
+    leader.wait(timeout=5)
+    return took
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_grandchild_that_started_its_own_session_is_stopped(trees: Trees) -> None:
+    leader, [daemon] = trees.start("setsid")
+    assert os.getpgid(daemon) != leader.pid, "precondition: signalling the group misses it"
+    assert stop(leader) < SETTLED
+    assert gone(daemon)
+
+
+def test_a_tree_that_obeys_sigterm_does_not_wait_out_the_grace(trees: Trees) -> None:
+    leader, pids = trees.start("plain", "plain")
+    assert stop(leader, grace=SETTLED) < SETTLED / 2
+    assert all(gone(pid) for pid in pids)
+
+
+@pytest.mark.parametrize("under_shell", [True, False], ids=["child-of-a-shell", "the-leader"])
+def test_a_process_that_ignores_sigterm_is_killed_after_the_grace(
+    trees: Trees, under_shell: bool
+) -> None:
+    leader, [stubborn] = trees.start("ignore-term", under_shell=under_shell)
+    took = stop(leader)
+    assert GRACE <= took < GRACE + SETTLED
+    assert gone(stubborn)
+
+
+def test_a_tree_several_levels_deep_is_stopped_to_the_bottom(trees: Trees) -> None:
+    levels = ("plain", "setsid", "plain", "setsid", "ignore-term")
+    leader, pids = trees.start(*levels)
+    assert len(set(pids)) == len(levels)
+    assert {p.pid for p in find_tree(leader.pid)} >= {leader.pid, *pids}
+    took = stop(leader)
+    assert GRACE <= took < GRACE + SETTLED, "the stubborn bottom level is waited for, then killed"
+    assert [pid for pid in pids if not gone(pid)] == []
+
+
+def test_an_orphan_left_in_the_group_is_stopped_and_waited_for(trees: Trees) -> None:
+    """Its parent exited, so it is no longer a descendant; the group still holds it."""
+    leader, [_, orphan] = trees.start("exit", "ignore-term")
+    took = stop(leader)
+    assert GRACE <= took < GRACE + SETTLED
+    assert gone(orphan)
+
+
+def test_a_leader_already_gone_is_nothing_to_stop(trees: Trees) -> None:
+    leader, _ = trees.start("exit", under_shell=False)
+    leader.wait(timeout=5)
+    assert find_tree(leader.pid) == set()
+    assert stop(leader) < SETTLED
+
+
+def test_orphans_adopted_by_flowproof_are_reaped(tmp_path: Path) -> None:
+    """As PID 1 of a container (or a subreaper) flowproof inherits the tree's orphans; nothing
+    else will collect their exit status, so stop_tree must, or they stay zombies."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "adopting_parent.py"), str(tmp_path / "pids")],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["adopted"], "precondition: the orphan was reparented to the stopping process"
+    assert report["zombies"] == []
+    assert gone(report["orphan"])
+
+
+def test_a_pid_that_leads_no_group_is_not_taken_for_a_leader() -> None:
+    """A session leader's pid is its group id for life; a pid that is not (as after the
+    kernel reused a reaped leader's pid) is left alone."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        assert os.getpgid(bystander.pid) != bystander.pid
+        assert find_tree(bystander.pid) == set()
+    finally:
+        bystander.kill()
+        bystander.wait(timeout=5)
