@@ -4,9 +4,9 @@
     ├── SpecError                  a spec or suite file cannot be run as written; carries the
     │                              path, the line and the fix (a file that is not UTF-8 too)
     ├── StepError                  an assertion step's text cannot be used. Raised by the pure
-    │   │                          assertion layer, which knows no file: the loader (and, for a
-    │   │                          value only known at run time, the judge) re-raises it as a
-    │   │                          SpecError naming the file and the line
+    │   │                          parsers, which know no file: the loader re-raises it as a
+    │   │                          SpecError naming the file and the line, and so does the
+    │   │                          evaluator for a value only known at run time (`${PAT}`)
     │   ├── GrammarError           the step's sentence does not parse
     │   ├── MatcherError           a matcher given a value it cannot use (`matches ([`)
     │   └── SecretStepError        assert_no_secret_leak given something that is not a name
@@ -17,7 +17,7 @@
     │                              written by a newer flowproof
     ├── RunRecordError             a run record (report.json) cannot be found or read
     └── ConfigError                the environment or command line does not allow the run (an
-                                   unset ${VAR}, no specs found, a busy proxy_port)
+                                   unset ${VAR}, no specs found, a runs dir that is a file)
 
 Anything else that escapes is a bug in flowproof: the CLI's one error boundary (cli/boundary.py)
 turns it into exit 3, one line on stderr, and the traceback saved beside the run record.

@@ -17,7 +17,7 @@ The judge calls each evaluator once with all of its steps, in spec order, and an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from flowproof.assertions.evaluate import Resolver, SpecLine, StepRef, Verdict, evaluate
@@ -47,8 +47,9 @@ class Evidence:
     """The tool calls the model asked for, in order, and the reply of the main thread."""
     bodies: tuple[Body, ...]
     """Every request and response body that crossed the model boundary, labelled."""
-    secrets: Mapping[str, str]
-    """Each variable an assert_no_secret_leak step names → its value (never printed)."""
+    secrets: Mapping[str, str] = field(repr=False)
+    """Each variable an assert_no_secret_leak step names → its value (never printed, and kept
+    out of the repr, so a traceback showing the evidence does not show them)."""
     resolve: Resolver
     """Substitutes `${VAR}` in a step's value text; raises ConfigError for an unset one."""
     strict: SpecLine | None

@@ -39,6 +39,8 @@ class ToolMock:
     results: tuple[Any, ...]
     repeat: bool
     """True for a single `result:`, served to every call; False for `results:`."""
+    where: str = ""
+    """Where the spec writes the list (`specs/booking.yaml:9`), for the message when it runs out."""
 
     def content_for(self, tool: str, occurrence: int) -> str:
         """The tool-message text for the `occurrence`-th (0-based) call of `tool`."""
@@ -47,7 +49,7 @@ class ToolMock:
         elif occurrence < len(self.results):
             value = self.results[occurrence]
         else:
-            raise ToolResultsExhausted(tool, occurrence + 1, len(self.results))
+            raise ToolResultsExhausted(tool, occurrence + 1, len(self.results), self.where)
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 

@@ -86,6 +86,10 @@ class ModelLane(LaneKind):
         return build_trajectory(lane.entries)
 
 
+MODEL = ModelLane()
+"""The model lane's kind, typed as such (replay asks it for its matcher); kinds are stateless."""
+
+
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
     dialect = dialect_named(turn.dialect)
     if dialect is None:

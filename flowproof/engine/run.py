@@ -88,9 +88,11 @@ def mocks_for(loaded: LoadedSpec) -> ToolMocks:
     """What the model is told each mocked tool returned: one `result:` for every call, or a
     `results:` list served in call order."""
     mocks = {}
-    for tool in loaded.spec.tools:
+    for index, tool in enumerate(loaded.spec.tools):
         if tool.results is not None:
-            mocks[tool.name] = ToolMock(tuple(tool.results), repeat=False)
+            line = loaded.line_of("tools", index, "results")
+            where = f"{loaded.path}:{line}" if line else str(loaded.path)
+            mocks[tool.name] = ToolMock(tuple(tool.results), repeat=False, where=where)
         elif tool.is_mocked:
             mocks[tool.name] = ToolMock((tool.result,), repeat=True)
     return mocks

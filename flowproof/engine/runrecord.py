@@ -132,6 +132,7 @@ def _divergence(divergence: Divergence) -> DivergenceRecord:
         replayed=difference.replayed if difference else None,
         note=difference.note if difference else "",
         reason=divergence.reason,
+        headline=divergence.headline,
         text=divergence.render(),
     )
 

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from flowproof import __version__
 from flowproof.dialects.base import ToolMocks
-from flowproof.engine.lanes import check_lanes
+from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import TraceError
 from flowproof.proxy.app import Backend
@@ -62,7 +62,8 @@ class Replay:
     @asynccontextmanager
     async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
-        yield ReplayBackend(self.previous, mocks, traffic)
+        matcher = MODEL.matcher(self.previous.turns)
+        yield ReplayBackend(matcher, mocks, traffic)
 
     @property
     def expected_turns(self) -> int | None:

@@ -11,14 +11,17 @@ from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
-from flowproof.trace.model import MODEL_LANE, Trace, Turn
+from flowproof.trace.model import MODEL_LANE, Turn
 
 DIVERGENCE = "flowproof_replay_divergence"
 
 
 class ReplayBackend:
-    def __init__(self, trace: Trace, mocks: ToolMocks, traffic: Traffic) -> None:
-        self.matcher = TurnMatcher(trace.turns)
+    """Serves the model lane. `matcher` is that lane's matching rule over the recorded turns,
+    handed in by the engine (engine/lanes.py owns which rule a lane follows)."""
+
+    def __init__(self, matcher: TurnMatcher, mocks: ToolMocks, traffic: Traffic) -> None:
+        self.matcher = matcher
         self.mocks = mocks
         self.traffic = traffic
 

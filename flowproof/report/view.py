@@ -271,7 +271,7 @@ def _divergence(data: DivergenceRecord) -> DivergenceView:
     return DivergenceView(
         request=data.index,
         recorded_turn=data.recorded_index,
-        headline=data.text.splitlines()[0] if data.text else "",
+        headline=data.headline,
         envelope=list(data.envelope),
         detail=detail,
         # An extra call's detail is already in its headline; an envelope line is not repeated.

@@ -68,6 +68,7 @@ def _divergence(data: Document) -> Document:
         "recorded": recorded or None,
         "replayed": replayed or None,
         "reason": "" if path else detail,
+        "headline": str(data.get("text", "")).split("\n", 1)[0],
         "text": data.get("text", ""),
     }
 

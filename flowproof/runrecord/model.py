@@ -83,6 +83,8 @@ class DivergenceRecord(_Model):
     """A qualifier of the difference (`same keys in a different order`, ...)."""
     reason: str = ""
     """Why there is no path to show (an extra call; equal bodies)."""
+    headline: str
+    """Its first line: which request, compared with which recorded entry."""
     text: str
     """The whole divergence message, as flowproof printed it."""
 

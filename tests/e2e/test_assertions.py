@@ -217,6 +217,17 @@ def test_a_call_past_the_end_of_results_fails_the_flow(
         "tool search_flights was called 2 times, but its results: list has only 1 entry"
         in result.stderr
     )
+    results_line = next(
+        number
+        for number, line in enumerate(
+            (tmp_path / "specs" / "booking.yaml").read_text().splitlines(), 1
+        )
+        if line.strip().startswith("results:")
+    )
+    assert (
+        f"1 entry ({Path('specs') / 'booking.yaml'}:{results_line}); add an entry, or give "
+        "`result:` to answer every call alike"
+    ) in result.stderr
     assert not (tmp_path / "specs" / "booking.trace.json").exists()
 
 

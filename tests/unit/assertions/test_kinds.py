@@ -120,3 +120,12 @@ def test_evaluators_judge_through_the_evidence() -> None:
 def test_every_kind_has_docs_headed_by_its_name() -> None:
     for kind in step_kinds():
         assert kind.docs.startswith(f"## {kind.name}"), kind.name
+
+
+def test_the_evidence_repr_never_shows_a_secret_value() -> None:
+    from flowproof.assertions.kinds import Evidence
+    from flowproof.assertions.trajectory import Trajectory
+
+    evidence = Evidence(Trajectory((), None), (), {"DB_PASSWORD": "hunter2"}, str, None)
+    assert "hunter2" not in repr(evidence)
+    assert evidence.secrets["DB_PASSWORD"] == "hunter2"

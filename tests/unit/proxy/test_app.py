@@ -7,10 +7,11 @@ import json
 
 import aiohttp
 
+from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
-from flowproof.trace.model import Trace, Turn
+from flowproof.trace.model import Turn
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 RESPONSE = {
@@ -26,9 +27,7 @@ RESPONSE = {
 
 async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[list, Traffic]:
     traffic = Traffic()
-    backend = ReplayBackend(
-        Trace.from_turns((Turn("openai_chat", REQUEST, RESPONSE),), "t"), {}, traffic
-    )
+    backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
     runner, port = await serve(make_app(backend, traffic))
     replies = []
     try:

@@ -182,6 +182,7 @@ def golden_record() -> dict[str, Any]:
             "path": "messages[4].tool_calls[0].function.arguments: flight.id",
             "recorded": '"KQ311"',
             "replayed": '"KQ999"',
+            "headline": DIVERGENCE_TEXT.splitlines()[0],
             "text": DIVERGENCE_TEXT,
         },
         turns=(2, 3),
