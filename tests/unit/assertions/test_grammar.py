@@ -1,4 +1,3 @@
-import difflib
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from flowproof.assertions.grammar import (
 from flowproof.assertions.kinds import parse_step
 from flowproof.assertions.matchers import Contains, Equals, Exists, IsAbsent, Matches
 from flowproof.errors import GrammarError
+from tests.golden import assert_same_text
 
 CASES = Path(__file__).parents[2] / "data" / "cases" / "grammar"
 MATCHERS = "equals (is), contains, matches, exists, is absent (is missing)"
@@ -222,15 +222,9 @@ def compile_case(line: str) -> str:
 def test_golden(case: Path) -> None:
     source, _, expected = case.read_text().partition("\n# output\n")
     actual = compile_case(source.strip()) + "\n"
-    diff = "".join(
-        difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            fromfile=f"{case.name} (expected)",
-            tofile="actual",
-        )
+    assert_same_text(
+        expected, actual, source=case.name, problem=f"compiled form differs from {case}"
     )
-    assert actual == expected, f"compiled form differs from {case}:\n{diff}"
 
 
 def test_there_are_golden_cases() -> None:

@@ -7,9 +7,7 @@ README; FLOWPROOF_REGENERATE_GOLDEN=1 rewrites every `# output` section from the
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +18,10 @@ from flowproof.dialects import dialect_named
 from flowproof.matching.divergence import Divergence, explain, extra_call
 from flowproof.matching.match import TurnMatcher
 from flowproof.trace.model import Turn
+from tests.golden import REGENERATE, assert_same_text
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = ROOT / "tests" / "data" / "divergences"
-# Read at import: the autouse clean_environ fixture strips FLOWPROOF_* before each test runs.
-REGENERATE = os.environ.get("FLOWPROOF_REGENERATE_GOLDEN") == "1"
 SECTIONS = ("# recorded", "# replayed", "# output")
 DIALECTS = ("openai_chat", "anthropic_messages", "openai_responses")
 
@@ -89,17 +86,12 @@ def test_golden(path: Path) -> None:
     if REGENERATE:
         rewrite_output(path, actual.rstrip("\n"))
     expected = read_case(path).sections.get("# output", "") + "\n"
-    diff = "".join(
-        difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            fromfile=f"{path.relative_to(ROOT)} (expected)",
-            tofile="rendered",
-        )
-    )
-    assert actual == expected, (
-        f"{path.name} renders differently (FLOWPROOF_REGENERATE_GOLDEN=1 rewrites it; "
-        f"review the diff first):\n{diff}"
+    assert_same_text(
+        expected,
+        actual,
+        source=str(path.relative_to(ROOT)),
+        problem=f"{path.name} renders differently (FLOWPROOF_REGENERATE_GOLDEN=1 rewrites it; "
+        "review the diff first)",
     )
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import os
 import re
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from flowproof.report import render
 from flowproof.report.render import COMMENT_LIMIT
 from flowproof.runrecord.model import RunRecord
 from flowproof.runrecord.store import parse_run_record
+from tests.golden import REGENERATE, assert_same_text
 from tests.unit.report.builders import (
     DIVERGENCE_DETAIL,
     RUN_ID,
@@ -50,8 +49,6 @@ def write_reports(document: dict, **files: str | None) -> None:
 ROOT = Path(__file__).resolve().parents[3]
 CASES = ROOT / "tests" / "data" / "cases" / "report"
 SCHEMA = ROOT / "tests" / "data" / "junit" / "junit.xsd"
-# Read at import: the autouse clean_environ fixture strips FLOWPROOF_* before each test runs.
-REGENERATE = os.environ.get("FLOWPROOF_REGENERATE_GOLDEN") == "1"
 
 
 def assert_golden(name: str, actual: str) -> None:
@@ -60,17 +57,12 @@ def assert_golden(name: str, actual: str) -> None:
     if REGENERATE:
         path.write_text(actual, encoding="utf-8")
     expected = path.read_text(encoding="utf-8")
-    diff = "".join(
-        difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            fromfile=f"{path.relative_to(ROOT)} (expected)",
-            tofile="rendered",
-        )
-    )
-    assert actual == expected, (
-        f"{name} differs from the golden file (FLOWPROOF_REGENERATE_GOLDEN=1 rewrites it; "
-        f"review the diff first):\n{diff}"
+    assert_same_text(
+        expected,
+        actual,
+        source=str(path.relative_to(ROOT)),
+        problem=f"{name} differs from the golden file (FLOWPROOF_REGENERATE_GOLDEN=1 rewrites it; "
+        "review the diff first)",
     )
 
 
