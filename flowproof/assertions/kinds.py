@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from flowproof._registry import refuse_clash
 from flowproof.assertions.evaluate import Resolver, SpecLine, StepRef, Verdict, evaluate
 from flowproof.assertions.grammar import parse_reply, parse_tool_call
 from flowproof.assertions.secrets import Body, check_secrets, parse_secret_step
@@ -91,11 +92,7 @@ class StepKind:
 
 
 def _register(cls: type[StepKind]) -> None:
-    other = _REGISTRY.get(cls.name)
-    if other is not None:
-        raise TypeError(
-            f"step kind '{cls.name}' is declared by both {other.__name__} and {cls.__name__}"
-        )
+    refuse_clash("step kind", cls.name, _REGISTRY.get(cls.name), cls)
     # Refused when defined, so a half-declared kind cannot wait for a spec to trip on it.
     missing = [attr for attr in _DECLARED if not hasattr(cls, attr)]
     if missing:

@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any, ClassVar
 
+from flowproof._registry import refuse_clash
 from flowproof.assertions.paths import Lookup
 from flowproof.errors import MatcherError
 
@@ -27,11 +28,7 @@ _ORDER: list[type[Matcher]] = []
 def _register(cls: type[Matcher]) -> None:
     # Check every spelling before adding any, so a refused class leaves no half-registration.
     for spelling in cls.spellings():
-        other = _REGISTRY.get(spelling)
-        if other is not None:
-            raise TypeError(
-                f"matcher '{spelling}' is declared by both {other.__name__} and {cls.__name__}"
-            )
+        refuse_clash("matcher", spelling, _REGISTRY.get(spelling), cls)
     for spelling in cls.spellings():
         _REGISTRY[spelling] = cls
     _ORDER.append(cls)

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from flowproof._registry import refuse_clash
 from flowproof.errors import ToolResultsExhausted
 
 TRANSPORT_KEYS = ("stream", "stream_options")
@@ -159,9 +160,8 @@ class Dialect:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.name in Dialect._registry:
-            other = type(Dialect._registry[cls.name]).__name__
-            raise TypeError(f"dialect {cls.name!r} is defined twice: {other} and {cls.__name__}")
+        existing = Dialect._registry.get(cls.name)
+        refuse_clash("dialect", cls.name, type(existing) if existing else None, cls)
         Dialect._registry[cls.name] = cls()
 
     # -- facts read from bodies -------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from flowproof._registry import refuse_clash
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.dialects import dialect_named
@@ -32,9 +33,8 @@ class LaneKind:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.kind in LaneKind._registry:
-            other = type(LaneKind._registry[cls.kind]).__name__
-            raise TypeError(f"lane kind {cls.kind!r} is defined twice: {other} and {cls.__name__}")
+        existing = LaneKind._registry.get(cls.kind)
+        refuse_clash("lane kind", cls.kind, type(existing) if existing else None, cls)
         LaneKind._registry[cls.kind] = cls()
 
     def check(self, lane: Lane, source: str) -> None:
