@@ -36,7 +36,8 @@ class _Run:
 
     summary: Summary = field(default_factory=Summary)
     flows: list[FlowRecord] = field(default_factory=list)
-    secrets: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
+    """Declared secret values seen so far, to redact from the record (kept out of the repr)."""
 
 
 def run_flows(
