@@ -23,6 +23,11 @@ RUNS_DIR_HELP = "Where run records go (default: $FLOWPROOF_RUNS_DIR, else .flowp
 )
 def main() -> None:
     """Deterministic tests for AI agents: record the model traffic once, replay it in CI."""
+    import os
+
+    from flowproof.cli.output import REDACT
+
+    REDACT.hide_record_keys(os.environ)
 
 
 def _report_options(command: Any) -> Any:

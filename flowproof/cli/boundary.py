@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from flowproof.cli.output import out
+from flowproof.cli.output import REDACT, out
 from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
 
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
@@ -55,7 +55,8 @@ class GuardedGroup(click.Group):
 
 
 def _crashed(ctx: click.Context, error: Exception) -> None:
-    details = _redacted("".join(traceback.format_exception(error)))
+    # A traceback may quote a key or a declared secret; it goes through the same redactor.
+    details = REDACT("".join(traceback.format_exception(error)))
     saved = _save(_crash_dir(ctx), details)
     where = f"its traceback is in {saved}" if saved else "its traceback could not be saved"
     out(
@@ -64,17 +65,6 @@ def _crashed(ctx: click.Context, error: Exception) -> None:
     )
     if os.environ.get(DEBUG_VARIABLE):
         out(details.rstrip("\n"))
-
-
-def _redacted(text: str) -> str:
-    """A traceback may quote a value that came from a key variable; none reaches the disk."""
-    from flowproof.proxy.forward import KEY_VARIABLES
-
-    for name in KEY_VARIABLES:
-        value = os.environ.get(name)
-        if value:
-            text = text.replace(value, f"[redacted {name}]")
-    return text
 
 
 def _crash_dir(ctx: click.Context) -> Path:

@@ -13,16 +13,16 @@ from pathlib import Path
 
 from flowproof import __version__
 from flowproof.cli.boundary import keep_crash_details_in, one_line
-from flowproof.cli.output import indent, out
+from flowproof.cli.output import REDACT, indent, out
 from flowproof.cli.publish import publish
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
-from flowproof.engine.runrecord import flow_record, hidden_values, run_record
+from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import strategy_for
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.runrecord.model import FlowRecord
-from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
+from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
 from flowproof.trace.store import load_trace
@@ -36,8 +36,6 @@ class _Run:
 
     summary: Summary = field(default_factory=Summary)
     flows: list[FlowRecord] = field(default_factory=list)
-    secrets: dict[str, str] = field(default_factory=dict, repr=False)
-    """Declared secret values seen so far, to redact from the record (kept out of the repr)."""
 
 
 def run_flows(
@@ -68,7 +66,7 @@ def run_flows(
             run.summary.errors,
             internal_error=one_line(exc),
         )
-        write_run_record(record, root, hidden_values(os.environ, run.secrets))
+        write_run_record(record, root, REDACT)
         raise
     summary = run.summary
     passed = sum(flow.passed for flow in summary.flows)
@@ -76,9 +74,10 @@ def run_flows(
     tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
     out(f"\nflows: {passed} passed, {failed} failed{tail}")
     record = run_record(run_id, mode.value, started, summary.exit_code, run.flows, summary.errors)
-    record_path = write_run_record(record, root, hidden_values(os.environ, run.secrets))
+    record_path = write_run_record(record, root, REDACT)
     out(f"run record: {record_path}")
-    publish(record, reports or {})
+    # Reports are rendered from the record as written (redacted), never from the live run.
+    publish(load_run_record(record_path), reports or {})
     sys.exit(summary.exit_code)
 
 
@@ -102,7 +101,7 @@ async def _run_all(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) ->
             continue
         run.summary.flows.append(outcome)
         run.flows.append(flow_record(outcome, loaded, time.monotonic() - started))
-        run.secrets.update(outcome.secrets)
+        REDACT.hide_all(outcome.secrets)
         _print_outcome(outcome)
         if show_diff and outcome.trace_written:
             _print_diff(outcome)

@@ -21,9 +21,10 @@ from flowproof.engine.drive import drive
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
-from flowproof.engine.strategy import Strategy, record_credentials
+from flowproof.engine.strategy import Strategy
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
+from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 
@@ -63,7 +64,7 @@ async def run_flow(
         bodies = lanes.all_bodies(served)
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
-    never_stored = [*secret_values.values(), *record_credentials(environ).values()]
+    never_stored = [*secret_values.values(), *record_keys(environ).values()]
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
         spec_path=loaded.path,

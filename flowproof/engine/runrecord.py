@@ -6,7 +6,7 @@ path and both values), so no reader ever has to parse a sentence back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from flowproof import __version__
@@ -162,13 +162,6 @@ def run_record(
         flows=list(flows),
         internal_error=internal_error,
     )
-
-
-def hidden_values(environ: Mapping[str, str], secrets: Mapping[str, str]) -> dict[str, str]:
-    """Every value a run record must not hold: declared secrets and the record key."""
-    from flowproof.engine.strategy import record_credentials
-
-    return {**secrets, **record_credentials(environ)}
 
 
 def _iso(moment: datetime) -> str:

@@ -19,9 +19,10 @@ from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import TraceError
 from flowproof.proxy.app import Backend
-from flowproof.proxy.forward import KEY_VARIABLES, ForwardBackend, Upstream
+from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
+from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
@@ -106,7 +107,7 @@ class Record:
 
 def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> Strategy:
     trace_path = trace_path_for(loaded.path)
-    credentials = record_credentials(environ)
+    credentials = record_keys(environ)
     if mode is Mode.REPLAY:
         return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
     try:
@@ -114,11 +115,6 @@ def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> 
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
     return Record(trace_path, Upstream.from_environ(environ), previous)
-
-
-def record_credentials(environ: Mapping[str, str]) -> dict[str, str]:
-    """The record key variables that are set: never in a trace, a record or any output."""
-    return {name: environ[name] for name in KEY_VARIABLES if environ.get(name)}
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:

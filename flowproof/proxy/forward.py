@@ -17,9 +17,9 @@ import aiohttp
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
+from flowproof.redaction import RECORD_KEY_VARIABLES
 from flowproof.trace.model import MODEL_LANE, Turn
 
-KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
 BASE_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 _BODY_SHOWN = 2000
@@ -42,7 +42,7 @@ class Upstream:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Upstream:
         bases = {name: environ[name] for name in BASE_VARIABLES if environ.get(name)}
-        key = next((environ[v] for v in KEY_VARIABLES if environ.get(v)), None)
+        key = next((environ[v] for v in RECORD_KEY_VARIABLES if environ.get(v)), None)
         return cls(override=environ.get(OVERRIDE_VARIABLE) or None, bases=bases, key=key)
 
     def url_for(self, dialect: Dialect) -> str:

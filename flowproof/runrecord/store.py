@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from flowproof import __version__
 from flowproof.errors import RunRecordError
 from flowproof.files import write_text_atomic
+from flowproof.redaction import Redactor
 from flowproof.runrecord.migrate import MIGRATIONS
 from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
 
@@ -36,21 +37,13 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%S}Z-{random.token_hex(3)}"
 
 
-def write_run_record(record: RunRecord, root: Path, hidden: Mapping[str, str]) -> Path:
-    """Write atomically, with every `hidden` value (name → value) redacted from the whole
-    document first: a secret that reached a reason or a prompt never reaches the disk."""
+def write_run_record(record: RunRecord, root: Path, redact: Redactor) -> Path:
+    """Write atomically, redacted as a whole document first: a secret that reached a reason, a
+    reply or an agent's stderr never reaches the disk (nor any report rendered from it)."""
     text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-    for name, value in _json_escaped(hidden).items():
-        if value:
-            text = text.replace(value, f"[redacted {name}]")
     path = root / record.run_id / RECORD_FILE
-    write_text_atomic(path, text)
+    write_text_atomic(path, redact(text))
     return path
-
-
-def _json_escaped(secrets: Mapping[str, str]) -> dict[str, str]:
-    """Secret values as they appear inside a JSON document (quotes and backslashes escaped)."""
-    return {name: json.dumps(value, ensure_ascii=False)[1:-1] for name, value in secrets.items()}
 
 
 def load_run_record(path: Path) -> RunRecord:

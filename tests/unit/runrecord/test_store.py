@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.engine.runrecord import hidden_values, run_record
+from flowproof.engine.runrecord import run_record
 from flowproof.errors import RunRecordError
+from flowproof.redaction import Redactor
 from flowproof.runrecord.model import RunRecord
 from flowproof.runrecord.store import (
     latest_run,
@@ -34,8 +35,9 @@ def test_secret_values_are_redacted_from_the_whole_record(tmp_path: Path) -> Non
     flow = make_flow(reply='the password is s3cr"et and the key sk-live-1')
     document = {**golden_record(), "flows": [flow]}
     record = RunRecord.model_validate(document)
-    hidden = hidden_values({"FLOWPROOF_AGENT_KEY": "sk-live-1"}, {"DB_PASSWORD": 's3cr"et'})
-    path = write_run_record(record, tmp_path, hidden)
+    redact = Redactor({"DB_PASSWORD": 's3cr"et'})
+    redact.hide_record_keys({"FLOWPROOF_AGENT_KEY": "sk-live-1"})
+    path = write_run_record(record, tmp_path, redact)
     text = path.read_text()
     assert 's3cr\\"et' not in text and "sk-live-1" not in text
     reply = json.loads(text)["flows"][0]["trajectory"]["reply"]
@@ -48,7 +50,7 @@ def test_secret_values_are_redacted_from_the_whole_record(tmp_path: Path) -> Non
 
 def test_a_record_round_trips_through_its_model(tmp_path: Path) -> None:
     record = run_record("20261201T000000Z-abcdef", "record", datetime.now(UTC), 0, [], [])
-    path = write_run_record(record, tmp_path, {})
+    path = write_run_record(record, tmp_path, Redactor())
     assert load_run_record(path) == record
 
 

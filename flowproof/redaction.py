@@ -1,0 +1,58 @@
+"""The one redactor on flowproof's output path.
+
+Every string flowproof shows or leaves behind — the console, GitHub annotations and the job
+summary, the run record, and every report rendered from it, a saved traceback — passes through
+one `Redactor` that knows every value flowproof must never show: the record key variables
+(read from flowproof's own environment at start), and the declared secrets of each flow
+(`assert_no_secret_leak`) as the flows run; the MCP boundary adds its Authorization values the
+same way. A value is replaced by `[redacted NAME]`, naming the variable and never the value.
+
+An agent can echo anything into its stderr, a reply or an argument, so the redactor does not
+trust where a string came from: it is applied at the last moment, to the text as written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+RECORD_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+"""Where `record` reads the upstream key from (first set wins); never stored, never shown."""
+
+
+class Redactor:
+    """Values to hide, by the name of the variable that held them."""
+
+    def __init__(self, values: Mapping[str, str] | None = None) -> None:
+        self._names: dict[str, str] = {}
+        self.hide_all(values or {})
+
+    def hide(self, name: str, value: str) -> None:
+        if value:
+            self._names[value] = name
+
+    def hide_all(self, values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            self.hide(name, value)
+
+    def hide_record_keys(self, environ: Mapping[str, str]) -> None:
+        self.hide_all(record_keys(environ))
+
+    def __call__(self, text: str) -> str:
+        # Longest first, so a value that contains another is replaced whole.
+        for value in sorted(self._names, key=len, reverse=True):
+            marker = f"[redacted {self._names[value]}]"
+            text = text.replace(value, marker)
+            # Inside a JSON document the value appears with its quotes and backslashes escaped.
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            if escaped != value:
+                text = text.replace(escaped, marker)
+        return text
+
+    def __repr__(self) -> str:
+        return f"Redactor({', '.join(sorted(set(self._names.values())))})"
+
+
+def record_keys(environ: Mapping[str, str]) -> dict[str, str]:
+    """The record key variables that are set, by name."""
+    return {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}

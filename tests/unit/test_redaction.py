@@ -1,0 +1,30 @@
+"""The redactor on the output path: names the variable, never shows the value, in any form."""
+
+from __future__ import annotations
+
+import json
+
+from flowproof.redaction import Redactor, record_keys
+
+
+def test_a_value_is_replaced_by_its_variable_name_raw_and_json_escaped() -> None:
+    redact = Redactor({"DB_PASSWORD": 'pa"ss\\word'})
+    redact.hide_record_keys({"OPENAI_API_KEY": "sk-live-1", "UNRELATED": "x"})
+    text = f"key sk-live-1, password {json.dumps({'p': 'pa' + chr(34) + 'ss' + chr(92) + 'word'})}"
+    assert redact(text) == (
+        'key [redacted OPENAI_API_KEY], password {"p": "[redacted DB_PASSWORD]"}'
+    )
+    assert redact('raw pa"ss\\word') == "raw [redacted DB_PASSWORD]"
+
+
+def test_a_value_containing_another_is_replaced_whole() -> None:
+    redact = Redactor({"SHORT": "abc", "LONG": "abcdef"})
+    assert redact("abcdef abc") == "[redacted LONG] [redacted SHORT]"
+
+
+def test_empty_values_are_ignored_and_the_repr_shows_names_only() -> None:
+    redact = Redactor({"EMPTY": "", "KEY": "sk-9"})
+    assert redact("sk-9") == "[redacted KEY]" and "sk-9" not in repr(redact)
+    assert record_keys({"FLOWPROOF_AGENT_KEY": "", "ANTHROPIC_API_KEY": "a"}) == {
+        "ANTHROPIC_API_KEY": "a"
+    }
