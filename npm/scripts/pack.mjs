@@ -130,10 +130,13 @@ function checkBundle(bundle, target) {
 
 /** npm pack `directory` into `out`; returns npm's report of the tarball (name, files, modes). */
 function npmPack(directory, out) {
+  // npm is npm.cmd on Windows, which Node starts only through a shell (CVE-2024-27980)
+  const windows = process.platform === 'win32';
+  const args = ['pack', '--json', '--ignore-scripts', '--pack-destination', out];
   const done = spawnSync(
     'npm',
-    ['pack', '--json', '--ignore-scripts', '--pack-destination', out],
-    { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32' },
+    windows ? args.map((arg) => `"${arg}"`) : args,
+    { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: windows },
   );
   if (done.error) throw new PackError(`cannot run npm pack: ${done.error.message}`);
   if (done.status !== 0) throw new PackError(`npm pack failed in ${directory} (exit ${done.status})`);

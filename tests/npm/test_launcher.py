@@ -216,3 +216,34 @@ def test_a_signal_to_the_launcher_stops_the_engine_and_exits_128_plus_n(
 )
 def test_libc_is_told_from_ldd(ldd: str, libc: str | None) -> None:
     assert platform_eval(f"platform.libcFromLdd({json.dumps(ldd)})") == libc
+
+
+def test_a_platform_without_an_engine_package_exits_2_listing_the_supported_ones(
+    launcher: Path, tmp_path: Path
+) -> None:
+    pretend = tmp_path / "mips.js"
+    pretend.write_text("Object.defineProperty(process, 'arch', { value: 'mips' });\n")
+    keys = platform_eval("platform.TARGETS.map((t) => t.key).join(', ')")
+    key = platform_eval("platform.currentKey()")
+    assert isinstance(key, str)
+    mips = key.replace(f"-{key.split('-')[1]}", "-mips", 1)
+    result = launch(launcher, "--version", env={"NODE_OPTIONS": f"--require {pretend}"})
+    assert result.stderr == (
+        f"flowproof: no flowproof engine is published for this platform ({mips}); "
+        f"supported: {keys}.\n"
+        "flowproof: set FLOWPROOF_BIN to an engine built for it, or use the install script.\n"
+    )
+    assert result.code == 2
+
+
+def test_an_engine_package_without_its_executable_exits_2(tmp_path: Path, project: Path) -> None:
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy, symlinks=True)
+    engine_package = next((copy / "node_modules" / "@flowproof").iterdir())
+    (engine_package / "flowproof" / "flowproof").unlink()
+    result = launch(copy / "node_modules" / ".bin" / "flowproof", "--version")
+    assert result.stderr == (
+        f"flowproof: @flowproof/{engine_package.name} is incomplete: "
+        f"{engine_package / 'flowproof' / 'flowproof'} does not exist; reinstall it.\n"
+    )
+    assert result.code == 2

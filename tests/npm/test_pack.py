@@ -92,6 +92,20 @@ def test_both_tarballs_install_offline_and_npx_runs_the_fake_engine(
     assert (done.returncode, done.stdout) == (0, "flowproof 0.0.0-fake (engine package)\n")
 
 
+def test_a_version_passed_in_names_both_tarballs_and_manifests(
+    tmp_path: Path, platform_key: str
+) -> None:
+    write_fake_bundle(tmp_path / "bundle")
+    result = run_pack("--bundle", "bundle", "--out", "out", "--version", "1.2.3-rc.1", cwd=tmp_path)
+    assert result.stdout == (
+        f"out/flowproof-1.2.3-rc.1.tgz\nout/flowproof-cli-{platform_key}-1.2.3-rc.1.tgz\n"
+    )
+    launcher = manifest(tmp_path / "out" / "flowproof-1.2.3-rc.1.tgz")
+    engine = manifest(tmp_path / "out" / f"flowproof-cli-{platform_key}-1.2.3-rc.1.tgz")
+    assert (launcher["version"], engine["version"]) == ("1.2.3-rc.1", "1.2.3-rc.1")
+    assert set(launcher["optionalDependencies"].values()) == {"1.2.3-rc.1"}  # type: ignore[union-attr]
+
+
 def test_a_symlink_in_the_bundle_stops_the_pack(tmp_path: Path, platform_key: str) -> None:
     bundle = write_fake_bundle(tmp_path / "flowproof")
     os.symlink("base_library.zip", bundle / "_internal" / "libpython.so")
