@@ -3,14 +3,12 @@ GITHUB_PATH pointed at temp files and a fake `flowproof` on PATH that logs its a
 
 from __future__ import annotations
 
-import os
-import subprocess
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.action.steps import runner_temp, step
 from tests.conftest import ROOT
 
 FAKE_FLOWPROOF = textwrap.dedent("""\
@@ -35,67 +33,13 @@ FAKE_FLOWPROOF = textwrap.dedent("""\
     """)
 
 
-@dataclass
-class Step:
-    code: int
-    stdout: str
-    stderr: str
-    outputs: dict[str, str]
-    summary: str
-    path: str
-    calls: list[list[str]]
-
-
 @pytest.fixture
 def runner(tmp_path: Path) -> Path:
-    """A runner's temp directory, with files for the runner's own variables."""
-    temp = tmp_path / "runner-temp"
-    temp.mkdir()
-    for name in ("output", "summary", "path"):
-        (temp / name).write_text("")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "flowproof"
+    temp = runner_temp(tmp_path)
+    fake = tmp_path / "bin" / "flowproof"
     fake.write_text(FAKE_FLOWPROOF)
     fake.chmod(0o755)
     return temp
-
-
-def step(script: str, runner: Path, *, path: str | None = None, **env: str) -> Step:
-    log = runner / "calls.log"
-    log.unlink(missing_ok=True)
-    environ = {
-        "PATH": path if path is not None else f"{runner.parent / 'bin'}{os.pathsep}/usr/bin:/bin",
-        "HOME": str(runner.parent),
-        "RUNNER_TEMP": str(runner),
-        "GITHUB_OUTPUT": str(runner / "output"),
-        "GITHUB_STEP_SUMMARY": str(runner / "summary"),
-        "GITHUB_PATH": str(runner / "path"),
-        "FAKE_LOG": str(log),
-        **env,
-    }
-    done = subprocess.run(
-        ["bash", str(ROOT / "action" / script)],
-        env=environ,
-        cwd=runner.parent,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    outputs = {}
-    for line in (runner / "output").read_text().splitlines():
-        name, _, value = line.partition("=")
-        outputs[name] = value
-    calls = [log.read_text().splitlines()] if log.exists() else []
-    return Step(
-        done.returncode,
-        done.stdout,
-        done.stderr,
-        outputs,
-        (runner / "summary").read_text(),
-        (runner / "path").read_text(),
-        calls,
-    )
 
 
 # -- setup.sh -------------------------------------------------------------------------------
