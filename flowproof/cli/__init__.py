@@ -156,3 +156,60 @@ def help_matchers() -> None:
     from flowproof.assertions.docgen import render_matchers_help
 
     click.echo(render_matchers_help())
+
+
+@main.group(cls=GuardedGroup)
+def github() -> None:
+    """GitHub helpers for the flowproof Action (flowproof run never needs them)."""
+
+
+@github.command("comment")
+@click.option(
+    "--markdown",
+    required=True,
+    metavar="FILE",
+    help="The comment's text: the markdown `flowproof run --markdown FILE` wrote.",
+)
+@click.option(
+    "--marker",
+    "marker_name",
+    default="flowproof",
+    show_default=True,
+    metavar="NAME",
+    help="Names the comment, so several jobs can keep one each.",
+)
+@click.option(
+    "--pr",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The pull request (default: the one in $GITHUB_EVENT_PATH).",
+)
+@click.option("--repo", default=None, metavar="OWNER/NAME", help="Default: $GITHUB_REPOSITORY.")
+@click.option(
+    "--token",
+    envvar="GITHUB_TOKEN",
+    show_envvar=True,
+    default=None,
+    help="A token allowed to write pull-request comments.",
+)
+@click.option(
+    "--update-only",
+    is_flag=True,
+    help="Edit the earlier comment if there is one; never create one.",
+)
+def github_comment(
+    markdown: str,
+    marker_name: str,
+    pr: int | None,
+    repo: str | None,
+    token: str | None,
+    update_only: bool,
+) -> None:
+    """Create, or edit in place, ONE comment on the pull request, through $GITHUB_API_URL.
+
+    A 403 (a fork's read-only token) or an event that is not a pull request prints a notice
+    and exits 0; any other failure exits 2.
+    """
+    from flowproof.cli.github import comment_command
+
+    comment_command(markdown, marker_name, pr, repo, token, update_only)

@@ -1,0 +1,135 @@
+"""A loopback fake of the part of the GitHub REST API the sticky comment uses.
+
+    GET   /repos/{owner}/{repo}/issues/{n}/comments?per_page=&page=   Link-paginated
+    POST  /repos/{owner}/{repo}/issues/{n}/comments                   201 + the comment
+    PATCH /repos/{owner}/{repo}/issues/comments/{id}                  200 + the comment
+
+It checks the Bearer token on every request, keeps a log of what was asked, and can be told
+to answer 403 (a fork's read-only token) for writes, or for everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+TOKEN = "ghs_fake-token-0123456789abcdef"
+OWNER, REPO = "acme", "agents"
+FORBIDDEN = {"message": "Resource not accessible by integration", "status": "403"}
+
+
+@dataclass
+class FakeGitHub:
+    comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    """The comments of each pull request, oldest first."""
+    forbid_writes: bool = False
+    forbid_all: bool = False
+    default_per_page: int = 30
+    log: list[tuple[str, str]] = field(default_factory=list)
+    """(method, path with query) of every request."""
+    port: int = 0
+    _next_id: int = 1000
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def add(self, number: int, body: str, login: str = "someone") -> dict[str, Any]:
+        self._next_id += 1
+        comment = {
+            "id": self._next_id,
+            "body": body,
+            "user": {"login": login},
+            "html_url": f"https://github.com/{OWNER}/{REPO}/pull/{number}#issuecomment-{self._next_id}",
+        }
+        self.comments.setdefault(number, []).append(comment)
+        return comment
+
+    # -- the API -------------------------------------------------------------------------------
+
+    async def _list(self, request: web.Request) -> web.StreamResponse:
+        denied = self._check(request, write=False)
+        if denied:
+            return denied
+        number = int(request.match_info["number"])
+        per_page = int(request.query.get("per_page", self.default_per_page))
+        page = int(request.query.get("page", "1"))
+        everything = self.comments.get(number, [])
+        chunk = everything[(page - 1) * per_page : page * per_page]
+        headers = {}
+        last = max(1, -(-len(everything) // per_page))
+        if page < last:
+            base = f"{self.url}{request.path}"
+            headers["Link"] = (
+                f'<{base}?per_page={per_page}&page={page + 1}>; rel="next", '
+                f'<{base}?per_page={per_page}&page={last}>; rel="last"'
+            )
+        return web.json_response(chunk, headers=headers)
+
+    async def _create(self, request: web.Request) -> web.StreamResponse:
+        denied = self._check(request, write=True)
+        if denied:
+            return denied
+        body = (await request.json())["body"]
+        comment = self.add(int(request.match_info["number"]), body, login="github-actions[bot]")
+        return web.json_response(comment, status=201)
+
+    async def _edit(self, request: web.Request) -> web.StreamResponse:
+        denied = self._check(request, write=True)
+        if denied:
+            return denied
+        wanted = int(request.match_info["id"])
+        for comments in self.comments.values():
+            for comment in comments:
+                if comment["id"] == wanted:
+                    comment["body"] = (await request.json())["body"]
+                    return web.json_response(comment)
+        return web.json_response({"message": "Not Found"}, status=404)
+
+    def _check(self, request: web.Request, *, write: bool) -> web.StreamResponse | None:
+        self.log.append((request.method, request.path_qs))
+        if request.headers.get("Authorization") != f"Bearer {TOKEN}":
+            return web.json_response({"message": "Bad credentials"}, status=401)
+        if request.match_info.get("owner") != OWNER or request.match_info.get("repo") != REPO:
+            return web.json_response({"message": "Not Found"}, status=404)
+        if self.forbid_all or (write and self.forbid_writes):
+            return web.json_response(FORBIDDEN, status=403)
+        return None
+
+    # -- serving -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        async def boot() -> None:
+            app = web.Application()
+            comments = "/repos/{owner}/{repo}/issues/{number:\\d+}/comments"
+            app.router.add_get(comments, self._list)
+            app.router.add_post(comments, self._create)
+            app.router.add_patch("/repos/{owner}/{repo}/issues/comments/{id:\\d+}", self._edit)
+            self._runner = web.AppRunner(app, access_log=None)
+            await self._runner.setup()
+            await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+            self.port = self._runner.addresses[0][1]
+            ready.set()
+
+        def serve() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(boot())
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._runner.cleanup())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fake-github", daemon=True)
+        self._thread.start()
+        assert ready.wait(10), "the fake GitHub API did not start"
+
+    def stop(self) -> None:
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
