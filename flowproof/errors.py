@@ -16,6 +16,9 @@
     ├── TraceError                 a trace is unreadable, not UTF-8, holds a credential, or was
     │                              written by a newer flowproof
     ├── RunRecordError             a run record (report.json) cannot be found or read
+    ├── GitHubError                `flowproof github comment` cannot post (a bad setting, or an
+    │                              API error other than the 403 of a fork PR's read-only token;
+    │                              defined in flowproof/github/context.py)
     └── ConfigError                the environment or command line does not allow the run (an
                                    unset ${VAR}, no specs found, a runs dir that is a file)
 
