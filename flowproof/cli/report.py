@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from flowproof.cli.output import out
-from flowproof.errors import ConfigError, RunRecordError
+from flowproof.errors import RunRecordError
 from flowproof.runrecord.store import RECORD_FILE, latest_run, load_run_record, run_ids, runs_dir
 
 NO_OUTPUT = "give at least one report to write: --html FILE, --markdown FILE or --junit FILE"
@@ -29,10 +29,7 @@ def report_command(
 
     path = resolve_run(run, runs_dir(runs_dir_given, os.environ))
     record = load_run_record(path)
-    try:
-        write_reports(record, html=html, markdown=markdown, junit=junit)
-    except OSError as exc:
-        raise ConfigError(f"cannot write the report {exc.filename}: {exc.strerror}") from None
+    write_reports(record, html=html, markdown=markdown, junit=junit)  # ConfigError if unwritable
     for kind, written in (("html", html), ("markdown", markdown), ("junit", junit)):
         if written:
             out(f"{kind} report: {written}")

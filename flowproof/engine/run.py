@@ -64,7 +64,7 @@ async def run_flow(
         bodies = lanes.all_bodies(served)
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
-    never_stored = [*secret_values.values(), *record_keys(environ).values()]
+    never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
         spec_path=loaded.path,

@@ -17,7 +17,7 @@ from flowproof import __version__
 from flowproof.dialects.base import ToolMocks
 from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
-from flowproof.errors import TraceError
+from flowproof.errors import ConfigError, TraceError
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.replay import ReplayBackend
@@ -44,8 +44,11 @@ class Strategy(Protocol):
     def expected_turns(self) -> int | None:
         """Model turns the flow must serve; None when any number is fine."""
 
-    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
-        """After judging: the trace written, if any."""
+    def finish(
+        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+    ) -> Path | None:
+        """After judging: the trace written, if any. `never_stored` maps each variable whose
+        value must not reach a trace to that value."""
 
 
 @dataclass(slots=True)
@@ -70,7 +73,9 @@ class Replay:
     def expected_turns(self) -> int | None:
         return len(self.previous.turns) if self.previous else 0
 
-    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
+    def finish(
+        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+    ) -> Path | None:
         return None
 
 
@@ -96,12 +101,18 @@ class Record:
     def expected_turns(self) -> int | None:
         return None
 
-    def finish(self, traffic: Traffic, passed: bool, never_stored: list[str]) -> Path | None:
+    def finish(
+        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+    ) -> Path | None:
         """Mint the trace, only for a passing record. The secret scan ran before this (a leak
         fails the flow), and write_trace refuses a secret value once more."""
         if not passed:
             return None
-        write_trace(self.trace_path, Trace(traffic.snapshot(), __version__), secrets=never_stored)
+        trace = Trace(traffic.snapshot(), __version__)
+        try:
+            write_trace(self.trace_path, trace, secrets=never_stored)
+        except ConfigError as exc:  # the path cannot be written: say what that cost
+            raise ConfigError(f"{exc}; the flow passed, but its trace was not written") from None
         return self.trace_path
 
 

@@ -1,8 +1,11 @@
 """The aiohttp application and its loopback listener.
 
 `make_app` builds the app around a backend (replay or forward) so unit tests can drive it with
-aiohttp's test client; `serve` binds it to 127.0.0.1 only, because the proxy answers anyone
-who asks and must not be reachable off the machine.
+aiohttp's test client. A request no backend can be asked about (a path no dialect serves, a
+method other than POST, a body that is empty, not JSON or not an object) is answered 4xx with
+`x-should-retry: false` and written into the traffic as refused, which fails the flow.
+`serve` binds the app to 127.0.0.1 only, because the proxy answers anyone who asks and must not
+be reachable off the machine.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from aiohttp import web
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import wants_stream
-from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
+from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -33,22 +36,34 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
         dialect = dialect_for_path(request.path)
         traffic.requests.append((request.path, dialect.name if dialect else "?"))
         if dialect is None:
-            markers = ", ".join(d.path_marker for d in DialectBase._registry.values())
-            return _error(
+            markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
+            return _unservable(
+                request,
                 404,
-                f"flowproof: no model API at {request.path}; paths containing {markers} are served",
+                f"no model API at {request.path}; paths containing {markers} are served",
             )
         if request.method != "POST":
-            return _error(405, f"flowproof: {request.method} is not a model call; use POST")
+            return _unservable(request, 405, f"{request.method} is not a model call; use POST")
         raw = await request.read()
+        if not raw.strip():
+            return _unservable(request, 400, "the request body is empty")
         try:
             body = json.loads(raw)
         except ValueError:
-            return _error(400, "flowproof: the request body is not JSON")
+            return _unservable(request, 400, "the request body is not JSON")
+        if not isinstance(body, dict):
+            return _unservable(request, 400, "the request body is JSON but not an object")
         answer = await backend.answer(dialect, body, request.headers)
         if answer.status == 200 and wants_stream(body):
             return await _stream(request, dialect.render_stream(body, answer.body))
         return _json(answer)
+
+    def _unservable(request: web.Request, status: int, why: str) -> web.Response:
+        """Written down as a failed request before it is answered: an agent that copes with
+        the 4xx must not turn the flow green (flowproof doctor only counts it)."""
+        number = len(traffic.requests)
+        traffic.refuse(Refused(number, request.method, request.path, status, why))
+        return _error(status, f"flowproof: {why}")
 
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_route("*", "/{tail:.*}", handle)

@@ -28,6 +28,25 @@ class Answer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A request the proxy could not serve: a change in what the agent sends, so a failure."""
+
+    number: int
+    """Its place among every request that arrived at the proxy, from 1."""
+    method: str
+    path: str
+    status: int
+    """The 4xx the proxy answered."""
+    why: str
+
+    def render(self) -> str:
+        return (
+            f"request {self.number} could not be served ({self.status}): "
+            f"{self.method} {self.path}: {self.why}"
+        )
+
+
 @dataclass(slots=True)
 class Traffic:
     """Mutable log of one flow's traffic, shared by the boundaries and the engine."""
@@ -36,6 +55,8 @@ class Traffic:
     """Entries served (replay) or recorded (record) per lane, in arrival order."""
     requests: list[tuple[str, str]] = field(default_factory=list)
     """(path, dialect name or '?') of every request that arrived at the model proxy."""
+    refused: list[Refused] = field(default_factory=list)
+    """Requests the proxy answered 4xx without asking the backend (each is in `failures` too)."""
     divergence: Divergence | None = None
     failures: list[str] = field(default_factory=list)
     """Reasons the flow failed at a boundary other than a divergence (upstream errors, ...)."""
@@ -58,6 +79,13 @@ class Traffic:
     def fail(self, reason: str) -> None:
         self.failures.append(reason)
         self.fatal.set()
+
+    def refuse(self, refused: Refused) -> None:
+        """An unservable request fails the flow, and the backends refuse every later request
+        (they stop at the first failure). The agent is not stopped: it has its 4xx already,
+        and `flowproof doctor`, which shares the proxy, must see whatever it sends next."""
+        self.refused.append(refused)
+        self.failures.append(refused.render())
 
     def diverge(self, divergence: Divergence) -> None:
         if self.divergence is None:

@@ -3,6 +3,11 @@
 The YAML is parsed twice on purpose: once into plain data for pydantic, and once into nodes so
 that a pydantic error location (`('tools', 0, 'reslt')`) can be turned back into a line number.
 Specs are small; the clarity is worth the second parse.
+
+YAML aliases (`*name`, and so `<<: *name` merge keys) are refused before either parse: an alias
+repeats a node without copying it, so a 1 KB file of nested aliases ("billion laughs") stands
+for billions of values and would cost minutes and gigabytes to walk. Nothing a spec says needs
+one; a refused file names the line of its first alias. So is nesting deeper than MAX_DEPTH.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from flowproof.errors import SpecError, StepError
 from flowproof.spec.model import FlowSpec
 
 Location = tuple[str | int, ...]
+MAX_DEPTH = 50
+"""Collections nested deeper than this are refused before they are parsed in full."""
 PROMPT = "prompt"
 """The one step that drives the agent rather than judging it; every other is a step kind."""
 
@@ -104,6 +111,7 @@ def _read(path: Path) -> str:
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
     try:
+        _refuse_aliases(path, text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -122,6 +130,38 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Location, int]]:
     if root is not None:  # None only for an empty document, which failed the check above
         _index_lines(path, root, (), lines)
     return data, lines
+
+
+def _refuse_aliases(path: Path, text: str) -> None:
+    """Read the event stream (flat, so cheap whatever the file holds) up to the first alias,
+    or the first collection nested deeper than MAX_DEPTH (PyYAML's scanner slows down
+    quadratically with the depth, and its composer recurses)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SpecError(
+                    path,
+                    _line_of(event),
+                    f"nested more than {MAX_DEPTH} levels deep",
+                    "a spec needs a few levels, not dozens",
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            raise SpecError(
+                path,
+                _line_of(event),
+                f"YAML alias *{event.anchor} is not supported in flowproof files",
+                f"write the value out in full where it is used (and drop the &{event.anchor} "
+                "anchor)",
+            )
+
+
+def _line_of(event: yaml.Event) -> int | None:
+    mark = event.start_mark
+    return mark.line + 1 if mark is not None else None
 
 
 def _index_lines(path: Path, node: yaml.Node, loc: Location, lines: dict[Location, int]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from flowproof import __version__
 from flowproof.errors import TraceError
@@ -43,14 +43,20 @@ def _encode_turn(turn: Turn) -> Document:
     return {"dialect": turn.dialect, "request": turn.request, "response": turn.response}
 
 
-def _decode_turn(data: Document) -> Turn:
-    return Turn(data["dialect"], data["request"], data["response"])
+def _decode_turn(data: Any, where: str) -> Turn:
+    turn = _expect(data, dict, where)
+    dialect = _expect(_field(turn, "dialect", where), str, f"{where}.dialect")
+    return Turn(dialect, _field(turn, "request", where), _field(turn, "response", where))
 
 
-_ENTRY_CODECS: dict[str, tuple[Callable[[Any], Document], Callable[[Document], Any]]] = {
+_ENTRY_CODECS: dict[str, tuple[Callable[[Any], Document], Callable[[Any, str], Any]]] = {
     MODEL_LANE: (_encode_turn, _decode_turn),
 }
-"""Per lane kind: how one entry is written and read."""
+"""Per lane kind: how one entry is written, and read (with where it sits, for errors)."""
+
+
+class _Malformed(Exception):
+    """A field of the wrong type or missing; decode() turns it into a TraceError."""
 
 
 def encode(trace: Trace) -> str:
@@ -67,33 +73,50 @@ def encode(trace: Trace) -> str:
 
 
 def decode(text: str, source: str) -> Trace:
+    """A trace from its JSON text. Every way the text can fail to be a trace is a TraceError
+    naming `source` and the field at fault (`lanes.model[1]: no 'request' field`)."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(
             f"{source}: not a readable trace ({exc}); re-record it with `flowproof record`"
         ) from None
-    if not isinstance(document, dict) or not isinstance(document.get("format_version"), int):
+    except RecursionError:
+        raise TraceError(
+            f"{source}: not a readable trace (nested too deeply); re-record it with "
+            "`flowproof record`"
+        ) from None
+    if not isinstance(document, dict) or "format_version" not in document:
         raise TraceError(f"{source}: not a flowproof trace (no format_version)")
-    document = migrate(document, source)
     try:
-        lanes = tuple(_decode_lane(name, entries, source) for name, entries in _lanes(document))
-        version = str(document.get("flowproof_version", ""))
-    except (KeyError, TypeError) as exc:
-        raise TraceError(f"{source}: malformed trace ({exc!r} missing or wrong)") from None
+        written_as = _format_version(document)
+        document = migrate(document, source)
+        version = _expect(document.get("flowproof_version", ""), str, "flowproof_version")
+        lanes = tuple(
+            _decode_lane(name, entries, source, written_as)
+            for name, entries in _expect(
+                _field(document, "lanes", "the trace"), dict, "lanes"
+            ).items()
+        )
+    except _Malformed as exc:
+        raise TraceError(
+            f"{source}: malformed trace: {exc}; re-record it with `flowproof record`"
+        ) from None
     if not any(lane.name == MODEL_LANE for lane in lanes):
         lanes = (Lane(MODEL_LANE, ()), *lanes)
     return Trace(lanes=lanes, flowproof_version=version)
 
 
-def _lanes(document: Document) -> list[tuple[str, Any]]:
-    lanes = document["lanes"]
-    if not isinstance(lanes, dict):
-        raise TypeError("'lanes' is not an object")
-    return list(lanes.items())
+def _format_version(document: Document) -> int:
+    version = _expect(document["format_version"], int, "format_version")
+    if version < 1:
+        raise _Malformed(
+            f"format_version is {version}; trace formats are numbered from 1 to {FORMAT_VERSION}"
+        )
+    return version
 
 
-def _decode_lane(name: str, entries: Any, source: str) -> Lane:
+def _decode_lane(name: str, entries: Any, source: str, written_as: int) -> Lane:
     kind = name.split(".", 1)[0]
     if kind not in _ENTRY_CODECS:
         known = ", ".join(_ENTRY_CODECS)
@@ -101,8 +124,42 @@ def _decode_lane(name: str, entries: Any, source: str) -> Lane:
             f"{source}: lane {name!r} is of a kind this flowproof does not know "
             f"(known: {known}); upgrade flowproof"
         )
+    # A format-1 trace kept its model turns under "turns": name the field the file holds.
+    where = "turns" if written_as == 1 and name == MODEL_LANE else f"lanes.{name}"
     _, read = _ENTRY_CODECS[kind]
-    return Lane(name, tuple(read(entry) for entry in entries))
+    items = _expect(entries, list, where)
+    return Lane(name, tuple(read(entry, f"{where}[{index}]") for index, entry in enumerate(items)))
+
+
+_JSON_TYPES: dict[type, str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+T = TypeVar("T")
+
+
+def _expect(value: Any, expected: type[T], where: str) -> T:
+    if isinstance(value, expected) and not (expected is int and isinstance(value, bool)):
+        return value
+    shown = json.dumps(value, ensure_ascii=False)
+    if len(shown) > 40:
+        shown = shown[:40] + "…"
+    raise _Malformed(
+        f"{where} is {shown} ({_JSON_TYPES.get(type(value), 'a value')}), not "
+        f"{'an integer' if expected is int else _JSON_TYPES[expected]}"
+    )
+
+
+def _field(document: Document, key: str, where: str) -> Any:
+    if key not in document:
+        raise _Malformed(f"{where} has no {key!r} field")
+    return document[key]
 
 
 def migrate(document: Document, source: str) -> Document:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from flowproof.errors import TraceError
@@ -37,10 +37,14 @@ def load_trace(path: Path, *, credentials: Mapping[str, str] | None = None) -> T
     return codec.decode(text, str(path))
 
 
-def write_trace(path: Path, trace: Trace, *, secrets: Iterable[str] = ()) -> None:
-    """Write atomically, refusing outright if any secret value would reach the file."""
+def write_trace(path: Path, trace: Trace, *, secrets: Mapping[str, str] | None = None) -> None:
+    """Write atomically, refusing outright if any secret value (`secrets`: variable name →
+    value) would reach the file. The refusal names the variable, never the value."""
     text = codec.encode(trace)
-    for secret in secrets:
-        if secret and secret in text:
-            raise TraceError(f"{path}: refusing to write a trace that contains a secret value")
+    for name, value in (secrets or {}).items():
+        if value and value in text:
+            raise TraceError(
+                f"{path}: refusing to write a trace that contains the value of {name}; "
+                "the previous trace, if any, is unchanged"
+            )
     write_text_atomic(path, text)

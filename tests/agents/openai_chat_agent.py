@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 from openai import OpenAI
 
@@ -54,6 +56,32 @@ if os.environ.get("AGENT_VISA"):  # a new version of the agent that also checks 
     )
 SYSTEM = "You are a travel assistant. Use the tools to search and book flights."
 BUG = os.environ.get("AGENT_BUG", "")
+
+
+RAW_REQUESTS = {
+    # AGENT_BUG → one request sent outside the SDK once the booking is done: (method, path under
+    # OPENAI_BASE_URL, body). The agent copes with the 4xx and exits 0, as careless agents do.
+    "raw-not-json": ("POST", "/chat/completions", b"model=gpt-4o-mini&prompt=hello"),
+    "raw-empty-body": ("POST", "/chat/completions", b""),
+    "raw-embeddings": (
+        "POST",
+        "/embeddings",
+        b'{"model": "text-embedding-3-small", "input": "hi"}',
+    ),
+    "raw-get": ("GET", "/chat/completions", None),
+}
+
+
+def send_raw(method, path, body):
+    url = os.environ["OPENAI_BASE_URL"].rstrip("/") + path
+    request = urllib.request.Request(
+        url, data=body, method=method, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            print("raw request answered", reply.status)
+    except urllib.error.HTTPError as exc:
+        print("raw request refused with", exc.code, "- carrying on without it")
 
 
 def search_flights(destination, date=None):
@@ -141,6 +169,8 @@ def main():
         messages.append({"role": "assistant", "content": message.content})
         messages.append({"role": "user", "content": "Summarise that in one line."})
         client.chat.completions.create(model=model, messages=messages)
+    if BUG in RAW_REQUESTS:
+        send_raw(*RAW_REQUESTS[BUG])
     print(message.content)
     if os.environ.get("AGENT_ECHO_SETTING"):
         print("setting:", os.environ.get("AGENT_SETTING"))

@@ -6,11 +6,12 @@ import asyncio
 import json
 
 import aiohttp
+import pytest
 
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.replay import ReplayBackend
-from flowproof.proxy.traffic import Traffic
+from flowproof.proxy.traffic import Refused, Traffic
 from flowproof.trace.model import Turn
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -66,6 +67,63 @@ def test_streaming_is_decided_by_the_body_not_the_accept_header() -> None:
     status, headers, body = replies[0]
     assert status == 200 and headers["Content-Type"].startswith("text/event-stream")
     assert body.rstrip().endswith("data: [DONE]")
+
+
+async def send_raw(
+    method: str, path: str, data: bytes | None
+) -> tuple[tuple[int, dict, str], Traffic]:
+    """One request the way a client outside any SDK sends it, then the served turn."""
+    traffic = Traffic()
+    backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
+    runner, port = await serve(make_app(backend, traffic))
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.request(method, f"http://127.0.0.1:{port}{path}", data=data) as reply:
+                answered = (reply.status, dict(reply.headers), await reply.text())
+            async with client.post(
+                f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+            ) as again:
+                assert again.status == 400  # the flow has failed: nothing more is served
+    finally:
+        await runner.cleanup()
+    return answered, traffic
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "data", "status", "why"),
+    [
+        ("POST", "/v1/chat/completions", b"model=m&prompt=hi", 400, "the request body is not JSON"),
+        ("POST", "/v1/chat/completions", b"", 400, "the request body is empty"),
+        (
+            "POST",
+            "/v1/chat/completions",
+            b"[1, 2]",
+            400,
+            "the request body is JSON but not an object",
+        ),
+        (
+            "POST",
+            "/v1/embeddings",
+            b"{}",
+            404,
+            "no model API at /v1/embeddings; paths containing /chat/completions, /messages, "
+            "/responses are served",
+        ),
+        ("GET", "/v1/chat/completions", None, 405, "GET is not a model call; use POST"),
+    ],
+)
+def test_an_unservable_request_is_answered_4xx_and_fails_the_flow(
+    method: str, path: str, data: bytes | None, status: int, why: str
+) -> None:
+    (answered, headers, body), traffic = asyncio.run(send_raw(method, path, data))
+    assert answered == status and headers["x-should-retry"] == "false"
+    assert json.loads(body) == {
+        "error": {"message": f"flowproof: {why}", "type": "flowproof_error"}
+    }
+    assert traffic.refused == [Refused(1, method, path, status, why)]
+    assert traffic.failures == [f"request 1 could not be served ({status}): {method} {path}: {why}"]
+    assert traffic.turns == []  # the later request was refused, not served
+    assert not traffic.fatal.is_set()  # the agent has its 4xx; it is not stopped for it
 
 
 def test_unknown_path_is_a_named_404() -> None:

@@ -113,4 +113,7 @@ def test_a_newer_or_broken_record_exits_2(project: Path, capsys: pytest.CaptureF
 def test_an_unwritable_output_exits_2(project: Path, capsys: pytest.CaptureFixture) -> None:
     (project / "taken").write_text("a file, not a directory")
     assert exit_code(None, html="taken/r.html") == 2
-    assert Captured.err.startswith("error: cannot write the report ")
+    assert Captured.err == (
+        "error: cannot write taken/r.html: its directory taken cannot be created (a file is in "
+        "the way); any previous r.html is unchanged\n"
+    )

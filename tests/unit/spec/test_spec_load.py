@@ -234,3 +234,39 @@ def test_a_suite_file_that_is_not_utf8_is_a_spec_error(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"{path}:2: not UTF-8 text (byte 0xe1 at column 14); save the file as UTF-8"
     )
+
+
+def test_a_yaml_alias_is_refused_naming_its_line(tmp_path: Path) -> None:
+    text = GOOD.replace("    result: { flights: [] }", "    result: &empty { flights: [] }")
+    text += "  - assert_tool_call: create_booking\nextra: *empty\n"
+    assert error(tmp_path, text) == (
+        "booking.yaml:14: YAML alias *empty is not supported in flowproof files; write the "
+        "value out in full where it is used (and drop the &empty anchor)"
+    )
+
+
+def test_a_merge_key_is_an_alias_too(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "  - name: create_booking\n", "  - &tool\n    name: create_booking\n  - <<: *tool\n"
+    )
+    assert error(tmp_path, text).startswith("booking.yaml:10: YAML alias *tool is not supported")
+
+
+def test_an_anchor_without_an_alias_is_harmless(tmp_path: Path) -> None:
+    loaded = load(tmp_path, GOOD.replace("result: {", "result: &r {"))
+    assert loaded.spec.tools[0].result == {"flights": []}
+
+
+def test_deep_nesting_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    text = GOOD.replace("{ flights: [] }", "[" * 5000 + "]" * 5000)
+    assert error(tmp_path, text) == (
+        "booking.yaml:7: nested more than 50 levels deep; a spec needs a few levels, not dozens"
+    )
+
+
+def test_a_suite_file_alias_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "flowproof.yaml"
+    path.write_text("env:\n  CITY: &c Nairobi\n  TOWN: *c\n")
+    with pytest.raises(SpecError) as caught:
+        load_suite(path)
+    assert str(caught.value).startswith(f"{path}:3: YAML alias *c is not supported")

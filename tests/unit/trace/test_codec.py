@@ -55,8 +55,13 @@ def test_unreadable_trace_names_the_file() -> None:
 def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
     leaky = Trace.from_turns((Turn("openai_chat", {"note": "key is sk-live-123"}, {}),), "0.1.0")
-    with pytest.raises(TraceError, match="contains a secret value"):
-        write_trace(path, leaky, secrets=["sk-live-123"])
+    with pytest.raises(TraceError) as caught:
+        write_trace(path, leaky, secrets={"STRIPE_KEY": "sk-live-123"})
+    assert str(caught.value) == (
+        f"{path}: refusing to write a trace that contains the value of STRIPE_KEY; "
+        "the previous trace, if any, is unchanged"
+    )
+    assert "sk-live-123" not in str(caught.value)
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
 
@@ -71,3 +76,55 @@ def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None
         TraceError, match="holds the value of FLOWPROOF_AGENT_KEY; delete it and re-record"
     ):
         load_trace(path, credentials={"FLOWPROOF_AGENT_KEY": "sk-live-123"})
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ({"format_version": "2", "lanes": {}}, 'format_version is "2" (a string), not an integer'),
+        (
+            {"format_version": True, "lanes": {}},
+            "format_version is true (a boolean), not an integer",
+        ),
+        (
+            {"format_version": 0, "lanes": {}},
+            "format_version is 0; trace formats are numbered from 1 to 2",
+        ),
+        ({"format_version": 2}, "the trace has no 'lanes' field"),
+        ({"format_version": 2, "lanes": []}, "lanes is [] (a list), not an object"),
+        (
+            {"format_version": 2, "lanes": {"model": {}}},
+            "lanes.model is {} (an object), not a list",
+        ),
+        (
+            {"format_version": 2, "lanes": {"model": [3]}},
+            "lanes.model[0] is 3 (a number), not an object",
+        ),
+        (
+            {"format_version": 2, "lanes": {"model": [{"dialect": "openai_chat", "response": {}}]}},
+            "lanes.model[0] has no 'request' field",
+        ),
+        (
+            {"format_version": 2, "flowproof_version": 1, "lanes": {}},
+            "flowproof_version is 1 (a number), not a string",
+        ),
+        ({"format_version": 1, "turns": {}}, "turns is {} (an object), not a list"),
+        (
+            {"format_version": 1, "turns": [{"dialect": None, "request": {}, "response": {}}]},
+            "turns[0].dialect is null (null), not a string",
+        ),
+    ],
+)
+def test_a_malformed_trace_names_the_file_and_the_field(document: dict, problem: str) -> None:
+    with pytest.raises(TraceError) as caught:
+        codec.decode(json.dumps(document), "x.trace.json")
+    assert str(caught.value) == (
+        f"x.trace.json: malformed trace: {problem}; re-record it with `flowproof record`"
+    )
+
+
+def test_a_trace_nested_too_deeply_is_unreadable_not_a_crash() -> None:
+    with pytest.raises(
+        TraceError, match=r"^x.trace.json: not a readable trace \(nested too deeply\)"
+    ):
+        codec.decode("[" * 100_000 + "]" * 100_000, "x.trace.json")
