@@ -7,7 +7,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from flowproof.cli.output import annotate_error, out
+from flowproof.cli.output import REDACT, annotate_error, out
+from flowproof.errors import ConfigError
 from flowproof.runrecord.model import RunRecord
 
 
@@ -33,8 +34,14 @@ def _github(record: RunRecord) -> None:
     if summary_path:
         from flowproof.report.render import render_markdown
 
-        with Path(summary_path).open("a", encoding="utf-8") as handle:
-            handle.write(render_markdown(record) + "\n")
+        try:
+            with Path(summary_path).open("a", encoding="utf-8") as handle:
+                handle.write(REDACT(render_markdown(record)) + "\n")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot append the job summary to GITHUB_STEP_SUMMARY={summary_path}: "
+                f"{exc.strerror}"
+            ) from None
     for error in record.errors:
         if error.spec:
             annotate_error(error.spec, error.line, error.message)

@@ -239,3 +239,18 @@ def test_a_yaml_alias_bomb_is_refused_at_once_and_cheaply(tmp_path: Path) -> Non
     assert refused == f"{spec.parent.parent}/{message}"
     assert float(seconds) < 1.0
     assert int(grown) < 100 * 1024 * 1024
+
+
+def test_an_unwritable_github_step_summary_is_named(recorded: Path) -> None:
+    summary = recorded / "no-such-dir" / "summary.md"
+    result = flowproof(
+        "run",
+        "specs",
+        cwd=recorded,
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert_config_error(
+        result,
+        f"error: cannot append the job summary to GITHUB_STEP_SUMMARY={summary}: "
+        "No such file or directory",
+    )
