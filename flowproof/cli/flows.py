@@ -1,9 +1,16 @@
-"""`flowproof run` and `flowproof record`: find the specs, run each flow, print, exit."""
+"""`flowproof run` and `flowproof record`: find the specs, run each flow, print, exit.
+
+SIGINT, SIGTERM and SIGHUP interrupt the run rather than kill it: the flow in progress is
+cancelled, which stops its agent's whole tree and abandons the upstream calls in flight; the
+run record is written with that flow marked `interrupted`, and flowproof exits 128 + the
+signal's number (130, 143, 129). A record in progress writes no trace.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -23,11 +30,13 @@ from flowproof.engine.strategy import strategy_for
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
-from flowproof.spec.load import load_spec
+from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
 from flowproof.trace.store import load_trace
 
 DEFAULT_PATH = "specs"
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""What a user, a CI runner cancelling a job, or a closed terminal sends to stop flowproof."""
 
 
 @dataclass(slots=True)
@@ -36,6 +45,15 @@ class _Run:
 
     summary: Summary = field(default_factory=Summary)
     flows: list[FlowRecord] = field(default_factory=list)
+    interrupted_by: signal.Signals | None = None
+    """The first interrupting signal received, if any."""
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a command a signal stopped, else the summary's."""
+        if self.interrupted_by is not None:
+            return 128 + self.interrupted_by.value
+        return self.summary.exit_code
 
 
 def run_flows(
@@ -54,7 +72,7 @@ def run_flows(
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
     run = _Run()
     try:
-        asyncio.run(_run_all(specs, mode, show_diff, run))
+        asyncio.run(_interruptible(specs, mode, show_diff, run))
     except Exception as exc:
         # The record is the evidence of what ran before the crash; the boundary reports it.
         record = run_record(
@@ -72,13 +90,15 @@ def run_flows(
     passed = sum(flow.passed for flow in summary.flows)
     failed = len(summary.flows) - passed
     tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
+    if run.interrupted_by is not None:
+        tail += f"; interrupted by {run.interrupted_by.name}"
     out(f"\nflows: {passed} passed, {failed} failed{tail}")
-    record = run_record(run_id, mode.value, started, summary.exit_code, run.flows, summary.errors)
+    record = run_record(run_id, mode.value, started, run.exit_code, run.flows, summary.errors)
     record_path = write_run_record(record, root, REDACT)
     out(f"run record: {record_path}")
     # Reports are rendered from the record as written (redacted), never from the live run.
     publish(load_run_record(record_path), reports or {})
-    sys.exit(summary.exit_code)
+    sys.exit(run.exit_code)
 
 
 def _runs_root(given: str | None) -> Path:
@@ -88,13 +108,43 @@ def _runs_root(given: str | None) -> Path:
     return root
 
 
+async def _interruptible(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) -> None:
+    """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
+    the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None  # asyncio.run's task
+
+    def interrupt(received: signal.Signals) -> None:
+        if run.interrupted_by is None:
+            run.interrupted_by = received
+            main.cancel()
+
+    for interrupting in INTERRUPTS:
+        loop.add_signal_handler(interrupting, interrupt, interrupting)
+    try:
+        await _run_all(specs, mode, show_diff, run)
+    except asyncio.CancelledError:
+        if run.interrupted_by is None:
+            raise
+        main.uncancel()  # the interrupt is handled: the run ends, and says so
+    finally:
+        for interrupting in INTERRUPTS:
+            loop.remove_signal_handler(interrupting)
+
+
 async def _run_all(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) -> None:
     for path in specs:
         try:
             suite = find_suite(path, Path.cwd())
             loaded = load_spec(path)
             started = time.monotonic()
-            outcome = await run_flow(loaded, strategy_for(mode, loaded, os.environ), suite=suite)
+            try:
+                strategy = strategy_for(mode, loaded, os.environ)
+                outcome = await run_flow(loaded, strategy, suite=suite)
+            except asyncio.CancelledError:
+                _interrupted(run, loaded, mode, time.monotonic() - started)
+                raise
         except FlowproofError as exc:
             run.summary.errors.append(ConfigProblem.from_error(exc, path))
             out(f"ERROR {path}\n{indent(str(exc))}")
@@ -105,6 +155,23 @@ async def _run_all(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) ->
         _print_outcome(outcome)
         if show_diff and outcome.trace_written:
             _print_diff(outcome)
+
+
+def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> None:
+    """Record the flow a signal cut short (a cancellation without one is not ours to mark)."""
+    if run.interrupted_by is None:
+        return
+    name = run.interrupted_by.name
+    reason = f"interrupted by {name}: flowproof stopped the agent and every process it started"
+    if mode is Mode.RECORD:
+        reason += "; no trace was written"
+    outcome = FlowOutcome(
+        spec_path=loaded.path, name=loaded.spec.name, mode=mode, reasons=(reason,)
+    )
+    record = flow_record(outcome, loaded, seconds)
+    run.flows.append(record.model_copy(update={"interrupted": name}))
+    out(f"INTERRUPTED  {outcome.name}  ({outcome.spec_path})")
+    out(indent(reason))
 
 
 def _print_outcome(flow: FlowOutcome) -> None:

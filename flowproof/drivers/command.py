@@ -2,23 +2,23 @@
 
 The agent is started through a launcher (drivers/launch.py) in a session of its own, so that
 `sh -c "npm run x"` and everything it forks can be signalled together; drivers/process.py finds
-and stops the tree, descendants that started a session of their own included.
+and stops the tree, descendants that started a session of their own included. Its output goes
+to pipes flowproof owns (drivers/output.py), so the flow ends when the agent exits, however
+long a child it left behind keeps its stdout open, and no output can stall the reader.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.launch import PLAIN, Launcher
-from flowproof.drivers.process import GRACE_SECONDS, stop_tree
-
-TAIL_LINES = 20
+from flowproof.drivers.output import OutputPipe, output_pipes
+from flowproof.drivers.process import GRACE_SECONDS, process_clock, stop_tree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,28 +50,29 @@ async def run_command(
     launcher: Launcher = PLAIN,
 ) -> AgentOutcome:
     started = time.monotonic()
-    stdout: deque[str] = deque(maxlen=TAIL_LINES)
-    stderr: deque[str] = deque(maxlen=TAIL_LINES)
-    async with launcher.launch(shell_argv(command), env) as process:
-        readers = [
-            create_task(_drain(process.stdout, stdout), name="agent-stdout"),
-            create_task(_drain(process.stderr, stderr), name="agent-stderr"),
-        ]
-        try:
-            ending = await _wait_for_end(process, timeout, stop)
-        finally:
-            # Also on cancellation: a flow ends with the agent's tree gone, whatever happened,
-            # and the launcher's context is left only after that.
-            await stop_tree(process.pid)
-            await process.wait()
-            await _finish(readers)
+    # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
+    since = process_clock()
+    async with output_pipes() as (stdout, stderr):
+        async with launcher.launch(
+            shell_argv(command), env, stdout.child_end, stderr.child_end
+        ) as process:
+            stdout.handed_over()
+            stderr.handed_over()
+            try:
+                ending = await _wait_for_end(process, timeout, stop)
+            finally:
+                # Also on cancellation: a flow ends with the agent's tree gone, whatever
+                # happened, and the launcher's context is left only after that.
+                await stop_tree(process.pid, adopted_since=since)
+                await _reaped(process)
+        await _drain(stdout, stderr)
     stopped = ending.timed_out or ending.stopped_early
     return AgentOutcome(
         exit_code=None if stopped else process.returncode,
         timed_out=ending.timed_out,
         stopped_early=ending.stopped_early,
-        stdout_tail="\n".join(stdout),
-        stderr_tail="\n".join(stderr),
+        stdout_tail=stdout.tail(),
+        stderr_tail=stderr.tail(),
         seconds=time.monotonic() - started,
     )
 
@@ -79,6 +80,8 @@ async def run_command(
 async def _wait_for_end(
     process: asyncio.subprocess.Process, timeout: float, stop: asyncio.Event
 ) -> _Ending:
+    # The process holds no pipe (the driver's are its stdout and stderr), so its wait() ends
+    # when it exits, not when everything that inherited its output has closed it.
     exited = create_task(process.wait(), name="agent-wait")
     stopped = create_task(stop.wait(), name="agent-stop")
     try:
@@ -96,16 +99,16 @@ async def _wait_for_end(
         exited.cancel()
 
 
-async def _drain(stream: asyncio.StreamReader | None, tail: deque[str]) -> None:
-    if stream is None:
-        return
-    async for line in stream:
-        tail.append(line.decode(errors="replace").rstrip("\n"))
+async def _reaped(process: asyncio.subprocess.Process) -> None:
+    """Wait for the leader's exit status, bounded: stop_tree has SIGKILLed it, and only a
+    process stuck in the kernel outlives that; flowproof does not wait on one for ever."""
+    try:
+        await asyncio.wait_for(process.wait(), GRACE_SECONDS)
+    except TimeoutError:
+        pass
 
 
-async def _finish(readers: list[asyncio.Task[None]]) -> None:
+async def _drain(*pipes: OutputPipe) -> None:
     """Let the readers take what is left in the pipes, but never wait on a pipe for long: a
-    process that escaped the tree may still hold it open."""
-    await asyncio.wait(readers, timeout=GRACE_SECONDS)
-    for reader in readers:
-        reader.cancel()
+    process that escaped the tree may still hold it open (output_pipes closes it anyway)."""
+    await asyncio.gather(*(pipe.drained(GRACE_SECONDS) for pipe in pipes))

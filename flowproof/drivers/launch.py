@@ -17,37 +17,43 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
+from flowproof.containment import adopt_orphans
+
 
 class Launcher(Protocol):
     """Starts the agent, and keeps whatever it runs beside it alive exactly as long."""
 
     def launch(
-        self, argv: Sequence[str], env: Mapping[str, str]
+        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
     ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
         """Start `argv` with exactly `env` and yield the started process.
 
         The process leads a new session (its pid is its process group id, which is how its
-        tree is signalled together), reads stdin from /dev/null, and has stdout and stderr
-        piped. The caller stops the tree and waits for the process before the context exits;
-        on exit the launcher tears down only what it started beside the agent.
+        tree is signalled together), reads stdin from /dev/null, and writes to the file
+        descriptors `stdout` and `stderr` (the driver's pipes, drivers/output.py): the process
+        object must hold no pipe of its own, so that waiting for it ends when it exits. The
+        caller stops the tree and waits for the process before the context exits; on exit the
+        launcher tears down only what it started beside the agent.
         """
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class PlainLauncher:
-    """No containment: the agent runs as an ordinary child of flowproof."""
+    """No containment: the agent runs as an ordinary child of flowproof, which adopts its
+    orphans where the kernel allows (containment.adopt_orphans) so none can slip away."""
 
     @asynccontextmanager
     async def launch(
-        self, argv: Sequence[str], env: Mapping[str, str]
+        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
     ) -> AsyncIterator[asyncio.subprocess.Process]:
+        adopt_orphans()
         process = await asyncio.create_subprocess_exec(
             *argv,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
             start_new_session=True,
         )
         yield process

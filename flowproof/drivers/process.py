@@ -1,11 +1,13 @@
 """Find the agent's process tree and stop all of it: one mechanism, through psutil.
 
-The agent's tree is the session leader flowproof started, every member of its process group,
-and every descendant of the leader by parentage. Parentage is what catches a daemonising
-grandchild: `setsid` takes it out of the group, but it keeps its parent. A process that has
-both left the group and lost every ancestor before we look (a finished double fork) cannot be
-told from the rest of the machine without help from the kernel (a subreaper or a cgroup),
-which is the launcher's business (drivers/launch.py), not this module's.
+The agent's tree is the session leader flowproof started, every member of its process group
+and of its session, the orphans flowproof adopted since the leader started, and every
+descendant of any of those by parentage. Parentage is what catches a daemonising grandchild:
+`setsid` takes it out of the group and the session, but it keeps its parent. A process that has
+left both and lost every ancestor before we look (a finished double fork) is re-parented to the
+nearest child subreaper; the launcher makes flowproof one (containment.adopt_orphans), and then
+it is found here as an orphan flowproof adopted. Without a subreaper it goes to init, and
+nothing short of a cgroup could tell it from the rest of the machine.
 
 psutil identifies a process by pid *and* start time, so a pid the kernel has handed to an
 unrelated process since we looked is never signalled.
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterable
 
@@ -26,46 +29,85 @@ GRACE_SECONDS = 2.0
 _POLL_SECONDS = 0.05
 
 
-async def stop_tree(leader: int, grace: float = GRACE_SECONDS) -> None:
+def process_clock() -> float:
+    """Now, on the clock psutil dates processes by, less one tick: a process started from here
+    on has a `create_time()` at least this.
+
+    On Linux psutil dates a process by the boot time (whole seconds, from /proc/stat) plus
+    the clock ticks from boot to its start, which can be a second or more off the wall
+    clock; comparing with time.time() would misplace processes started around now.
+    """
+    if sys.platform == "linux":
+        tick = 1 / os.sysconf("SC_CLK_TCK")
+        return psutil.boot_time() + time.clock_gettime(time.CLOCK_BOOTTIME) - tick
+    return time.time() - 1.0  # psutil dates by the wall clock, to the second at worst
+
+
+async def stop_tree(
+    leader: int, grace: float = GRACE_SECONDS, adopted_since: float | None = None
+) -> None:
     """SIGTERM the tree led by `leader`, give it `grace` seconds to go, SIGKILL what is left.
 
     Returns once every process found is gone (a zombie counts as gone), waiting at most `grace`
     again after the SIGKILL. Zombies that are flowproof's own children (orphans it adopted as
     PID 1 of a container, or as a subreaper) are reaped here. The leader never is: it is the
     caller's child, and its exit status belongs to whoever started it.
+
+    `adopted_since` (a `process_clock()` reading taken before the leader started) counts
+    flowproof's own children started since then as the tree's orphans; give it only when
+    nothing else started children meanwhile, as the command driver (flows run one at a time).
     """
-    victims = find_tree(leader)
+    victims = find_tree(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGTERM)
     await _wait_gone(victims, grace)
     # Processes forked during the grace were not there to be found the first time.
-    victims |= find_tree(leader)
+    victims |= find_tree(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGKILL)
     await _wait_gone(victims, grace)
     _reap_adopted(victims, leader)
 
 
-def find_tree(leader: int) -> set[psutil.Process]:
-    """The tree led by `leader`: itself, its descendants and its group, zombies included (so
-    that the ones we adopted can be reaped)."""
-    found = set(_group_members(leader))
+def find_tree(leader: int, adopted_since: float | None = None) -> set[psutil.Process]:
+    """The tree led by `leader`: itself, its group and session, the orphans adopted since
+    `adopted_since` (see stop_tree), and all their descendants, zombies included (so that the
+    ones we adopted can be reaped)."""
+    roots = set(_group_or_session_members(leader))
+    if adopted_since is not None:
+        roots.update(_adopted(adopted_since))
     try:
         root = psutil.Process(leader)
         # A session leader's group id is its pid for life; anything else under this pid is a
         # newcomer that reused it after our leader was reaped, and none of ours.
         if os.getpgid(leader) == leader:
-            found.add(root)
-            found.update(root.children(recursive=True))
+            roots.add(root)
     except (psutil.NoSuchProcess, ProcessLookupError):
         pass
+    found = set(roots)
+    for process in roots:
+        try:
+            found.update(process.children(recursive=True))
+        except psutil.NoSuchProcess:
+            continue
     return found
 
 
-def _group_members(group: int) -> Iterable[psutil.Process]:
+def _group_or_session_members(leader: int) -> Iterable[psutil.Process]:
+    """A process that moved to a group of its own (job control, `setpgid`) is still in the
+    leader's session; only `setsid` leaves both."""
     for process in psutil.process_iter():
         try:
-            if os.getpgid(process.pid) == group:
+            if leader in (os.getpgid(process.pid), os.getsid(process.pid)):
                 yield process
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _adopted(since: float) -> Iterable[psutil.Process]:
+    for child in psutil.Process().children():
+        try:
+            if child.create_time() >= since:
+                yield child
+        except psutil.NoSuchProcess:
             continue
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.secrets import redact
@@ -28,6 +29,9 @@ from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 
+if TYPE_CHECKING:
+    from aiohttp import web
+
 
 async def run_flow(
     loaded: LoadedSpec,
@@ -41,14 +45,19 @@ async def run_flow(
         return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
     traffic = Traffic()
-    async with strategy.backend(traffic, mocks_for(loaded)) as backend:
-        try:
-            runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
-        except OSError as exc:
-            return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-        try:
+    runner: web.AppRunner | None = None
+    try:
+        async with strategy.backend(traffic, mocks_for(loaded)) as backend:
+            try:
+                runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
+            except OSError as exc:
+                return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
             driven = await drive(loaded, suite, environ, port, traffic.fatal)
-        finally:
+    finally:
+        # After the backend has closed, not before: closing it cancels the upstream calls
+        # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
+        # otherwise wait out, for as long as the upstream takes, before it stops.
+        if runner is not None:
             await runner.cleanup()
     if driven.outcome is None:
         return _failed(loaded, strategy, driven.before_each_failure)

@@ -7,6 +7,7 @@ pick would be an open relay pointed by whatever the agent under test sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
@@ -72,8 +74,16 @@ class ForwardBackend:
         self.mocks = mocks
         self.traffic = traffic
         self._session: aiohttp.ClientSession | None = None
+        self._in_flight: set[asyncio.Task[tuple[int, str]]] = set()
+        self._closed = False
 
     async def close(self) -> None:
+        """Called once the agent is gone (the flow ended, timed out or was interrupted): the
+        upstream calls still in flight are cancelled, as their answers have nobody left to
+        go to, and the proxy would otherwise wait them out before it could stop."""
+        self._closed = True
+        for call in list(self._in_flight):
+            call.cancel()
         if self._session is not None:
             await self._session.close()
 
@@ -88,7 +98,9 @@ class ForwardBackend:
         url = self.upstream.url_for(dialect)
         outbound = self.upstream.headers_for(dialect, headers)
         try:
-            status, text = await self._post(url, request, outbound)
+            status, text = await self._call(url, request, outbound)
+        except _Abandoned:
+            return _refuse(dialect, "flowproof: the flow has ended")
         except aiohttp.ClientError as exc:
             self.traffic.fail(f"record could not reach the upstream {url}: {exc}")
             return Answer(
@@ -112,6 +124,20 @@ class ForwardBackend:
         self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
         return Answer(200, response)
 
+    async def _call(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:
+        """The upstream call, as a task of its own so that close() can abandon it."""
+        call = create_task(self._post(url, request, headers), name="upstream-call")
+        self._in_flight.add(call)
+        try:
+            return await call
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._closed and (current is None or not current.cancelling()):
+                raise _Abandoned from None  # close() cancelled the call, not the handler
+            raise
+        finally:
+            self._in_flight.discard(call)
+
     async def _post(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:
         if self._session is None:
             # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
@@ -126,6 +152,10 @@ class ForwardBackend:
         if self.upstream.key:
             text = text.replace(self.upstream.key, "***")
         return text if len(text) <= _BODY_SHOWN else text[:_BODY_SHOWN] + "…"
+
+
+class _Abandoned(Exception):
+    """An upstream call close() cancelled: the flow ended while it was in flight."""
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:

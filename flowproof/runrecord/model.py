@@ -174,6 +174,10 @@ class FlowRecord(_Model):
     duration: float | None = None
     """Seconds the flow took."""
     control: ControlRecord | None = None
+    interrupted: Literal["SIGINT", "SIGTERM", "SIGHUP"] | None = None
+    """The signal that stopped flowproof while this flow ran (its agent's tree was stopped,
+    no trace was written, and the run's exit code is 128 + the signal's number); None when
+    the flow ran to its end."""
 
 
 class ErrorRecord(_Model):
@@ -198,7 +202,8 @@ class RunRecord(_Model):
     """UTC, ISO 8601 (`2026-12-01T08:00:00Z`)."""
     ended_at: str
     exit_code: int
-    """0 passed, 1 a flow failed, 2 a configuration error, 3 an internal error."""
+    """0 passed, 1 a flow failed, 2 a configuration error, 3 an internal error; 130, 143 or
+    129 when SIGINT, SIGTERM or SIGHUP interrupted the run."""
     errors: list[ErrorRecord]
     flows: list[FlowRecord]
     internal_error: str | None = None

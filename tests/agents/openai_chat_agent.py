@@ -111,9 +111,53 @@ def echo(call):
     }
 
 
+def write_pids(*pids):
+    with open(os.environ["AGENT_PIDFILE"], "a") as handle:
+        handle.write("".join(f"{pid}\n" for pid in pids))
+
+
+def start_child_holding_stdout():
+    """A helper that inherits the agent's stdout and outlives it (a log shipper, say)."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+
+
+def start_daemon():
+    """The classic double fork: the grandchild is in a session of its own, its stdio on
+    /dev/null, and its parent gone, so nothing but adoption ties it to the agent."""
+    ready_read, ready_write = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.write(ready_write, f"{os.getpid()}\n".encode())
+            time.sleep(600)
+        os._exit(0)
+    os.waitpid(middle, 0)
+    os.close(ready_write)
+    with os.fdopen(ready_read) as ready:
+        return int(ready.readline())
+
+
 def main():
     if BUG == "crash":
         raise RuntimeError("agent failed to load its configuration")
+    if BUG == "long-line":  # a progress bar or a JSON blob: megabytes and no newline, then a crash
+        sys.stderr.write("x" * (4 << 20) + " agent failed: the END")
+        sys.stderr.flush()
+        sys.exit(1)
+    if BUG == "long-line-then-hang":
+        sys.stdout.write("y" * (4 << 20))
+        sys.stdout.flush()
+        time.sleep(600)
+    if BUG == "child-holds-stdout":
+        write_pids(start_child_holding_stdout())
+    if BUG == "daemon":
+        write_pids(start_daemon())
+    if BUG == "helpers":  # the agent, a helper child and a daemon: the whole tree to stop
+        write_pids(os.getpid(), start_child_holding_stdout(), start_daemon())
     if BUG == "hang":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         with open(os.environ["AGENT_PIDFILE"], "w") as handle:

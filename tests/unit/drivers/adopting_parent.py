@@ -2,7 +2,7 @@
 
     PYTHONPATH=<repo> python adopting_parent.py PIDFILE
 
-Makes itself a child subreaper, starts a tree whose middle level exits (so the level below is
+Makes itself a child subreaper (containment.adopt_orphans), starts a tree whose middle level exits (so the level below is
 reparented to this process), stops the tree, and prints JSON: the orphan's pid, whether it had
 been adopted, and the zombie children this process is left with.
 """
@@ -10,7 +10,6 @@ been adopted, and the zombie children this process is left with.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import os
 import subprocess
@@ -21,17 +20,16 @@ from pathlib import Path
 
 import psutil
 
+from flowproof.containment import adopt_orphans
 from flowproof.drivers.process import stop_tree
 
-PR_SET_CHILD_SUBREAPER = 36
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 
 
 def main() -> None:
     pidfile = Path(sys.argv[1])
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    if not adopt_orphans():
+        raise OSError("prctl(PR_SET_CHILD_SUBREAPER) was refused")
     argv = [sys.executable, str(SPAWN_TREE), str(pidfile), "plain", "exit", "plain"]
     leader = subprocess.Popen(argv, start_new_session=True)
     orphan = _wait_for_lines(pidfile, 3)[2]

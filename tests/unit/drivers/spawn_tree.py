@@ -8,6 +8,7 @@ child, and sleeps, except `exit`:
 
     plain        nothing special
     setsid       starts a session of its own, leaving the process group (a daemon's first step)
+    setpgid      moves to a process group of its own, staying in the session (job control)
     ignore-term  ignores SIGTERM, so only SIGKILL ends it
     exit         starts the rest and exits at once, orphaning them
 """
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import time
 
-LEVELS = ("plain", "setsid", "ignore-term", "exit")
+LEVELS = ("plain", "setsid", "setpgid", "ignore-term", "exit")
 
 
 def main() -> None:
@@ -28,6 +29,8 @@ def main() -> None:
     assert level in LEVELS, level
     if level == "setsid":
         os.setsid()
+    if level == "setpgid":
+        os.setpgid(0, 0)
     if level == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     with open(pidfile, "a") as pids:

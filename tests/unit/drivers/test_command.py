@@ -18,6 +18,8 @@ import pytest
 from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.launch import PLAIN
+from flowproof.drivers.output import CUT, TAIL_BYTES
+from flowproof.drivers.process import GRACE_SECONDS
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -107,10 +109,10 @@ class WatchingLauncher:
 
     @asynccontextmanager
     async def launch(
-        self, argv: Sequence[str], env: Mapping[str, str]
+        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         self.argv, self.env = list(argv), dict(env)
-        async with PLAIN.launch(argv, env) as process:
+        async with PLAIN.launch(argv, env, stdout, stderr) as process:
             yield process
             self.returncode_at_exit = process.returncode
             self.running_at_exit = [pid for pid in pids_in(self.pidfile) if not gone(pid)]
@@ -130,3 +132,50 @@ def test_the_launcher_starts_the_shell_and_outlives_the_whole_tree(tmp_path: Pat
     assert len(pids_in(launcher.pidfile)) == 2
     assert launcher.returncode_at_exit is not None, "the agent was waited for inside the context"
     assert launcher.running_at_exit == [], "the tree was gone before the context closed"
+
+
+def python_command(code: str) -> str:
+    return shlex.join([sys.executable, "-c", code])
+
+
+def test_a_line_longer_than_any_buffer_is_drained_and_its_end_kept() -> None:
+    """asyncio's line reader gives up past 64 KiB without a newline; the agent then blocks
+    on a full pipe. The tail keeps the end, where the error is."""
+    writes = "import sys; sys.stderr.write('x' * (4 << 20) + ' the END'); sys.exit(1)"
+    outcome = run(python_command(writes), timeout=20)
+    assert (outcome.exit_code, outcome.timed_out) == (1, False)
+    assert outcome.stderr_tail.endswith("x the END") and outcome.stderr_tail.startswith(CUT)
+    assert len(outcome.stderr_tail) <= TAIL_BYTES + len(CUT)
+    assert outcome.seconds < 10
+
+
+def test_a_long_line_from_an_agent_that_then_hangs_ends_at_the_timeout() -> None:
+    writes = (
+        "import sys, time; sys.stdout.write('y' * (4 << 20)); sys.stdout.flush(); time.sleep(60)"
+    )
+    outcome = run(python_command(writes), timeout=2)
+    assert outcome.timed_out and outcome.exit_code is None
+    assert outcome.stdout_tail.endswith("yyy")
+    assert outcome.seconds < 2 + 2 * GRACE_SECONDS + 2
+
+
+def test_the_flow_ends_when_the_agent_exits_though_a_child_holds_its_output(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pids"
+    outcome = run(f"sleep 60 & echo $! > {pidfile}; echo done", timeout=20)
+    assert (outcome.exit_code, outcome.timed_out, outcome.stdout_tail) == (0, False, "done")
+    assert outcome.seconds < 10
+    assert gone(int(pidfile.read_text()))
+
+
+def test_a_daemon_left_by_an_agent_that_passed_is_stopped(tmp_path: Path) -> None:
+    """The middle level exits, so the bottom one, in a session of its own, has neither the
+    agent's group, nor its session, nor an ancestor in the tree: only adoption finds it."""
+    pidfile = tmp_path / "pids"
+    spawn = shlex.join([sys.executable, str(SPAWN_TREE), str(pidfile), "exit", "setsid"])
+    wait_for_two = f'until [ "$(wc -l < {pidfile})" -ge 2 ] 2>/dev/null; do sleep 0.05; done'
+    outcome = run(f"{spawn}; {wait_for_two}", timeout=20)
+    assert (outcome.exit_code, outcome.timed_out) == (0, False)
+    daemon = pids_in(pidfile)[1]
+    assert gone(daemon)

@@ -132,6 +132,15 @@ def test_an_orphan_left_in_the_group_is_stopped_and_waited_for(trees: Trees) -> 
     assert gone(orphan)
 
 
+def test_an_orphan_in_a_group_of_its_own_is_found_by_the_session(trees: Trees) -> None:
+    """Job control moves a process to a group of its own; once its parent is gone only the
+    session it stayed in ties it to the agent."""
+    leader, [_, orphan] = trees.start("exit", "setpgid")
+    assert os.getpgid(orphan) != leader.pid and os.getsid(orphan) == leader.pid
+    assert stop(leader) < SETTLED
+    assert gone(orphan)
+
+
 def test_a_leader_already_gone_is_nothing_to_stop(trees: Trees) -> None:
     leader, _ = trees.start("exit", under_shell=False)
     leader.wait(timeout=5)
