@@ -30,7 +30,9 @@ flow's outcome (engine/outcome.py), because they are the product, not a crash of
 An upstream model error at record is an outcome too (the flow fails, exit 1).
 
 Exit codes: 0 every flow passed, 1 a flow failed, 2 a usage or configuration error (any
-FlowproofError, or click's own usage errors), 3 an internal error.
+FlowproofError, or click's own usage errors), 3 an internal error; 128+N when signal N stopped
+the run (130 SIGINT, 143 SIGTERM, 129 SIGHUP), after the agent's tree is stopped and the run
+record written with the interrupted flow marked.
 """
 
 from __future__ import annotations
