@@ -98,13 +98,18 @@ def _normalised(info: tarfile.TarInfo, mtime: int) -> tarfile.TarInfo:
     return info
 
 
-def archive(bundle: Path = BUNDLE, release: Path = RELEASE, target: str | None = None) -> Path:
+def archive(
+    bundle: Path = BUNDLE,
+    release: Path = RELEASE,
+    target: str | None = None,
+    release_version: str | None = None,
+) -> Path:
     """Pack the onedir bundle as flowproof-<version>-<target>.tar.gz (sorted entries, fixed
     owners and times: reproducible) and refresh SHA256SUMS beside it."""
     if not executable(bundle).is_file():
         raise SystemExit(f"build: {executable(bundle)} is missing; run `make freeze` first")
     release.mkdir(parents=True, exist_ok=True)
-    path = release / f"flowproof-{version()}-{target or host_target()}.tar.gz"
+    path = release / f"flowproof-{release_version or version()}-{target or host_target()}.tar.gz"
     mtime = int(os.environ.get("SOURCE_DATE_EPOCH") or source_date_epoch())
     members = [bundle, *sorted(bundle.rglob("*"))]
     partial = path.with_name(path.name + ".partial")
