@@ -60,3 +60,21 @@ def test_record_then_replay_with_every_report(tmp_path: Path, upstream: Scripted
     assert "<html" in html and "Booking assistant books a flight" in html
     assert "Booking assistant books a flight" in (tmp_path / "report.markdown").read_text()
     assert "<testsuite" in (tmp_path / "report.junit").read_text()
+
+
+def test_the_agent_gets_the_users_environment_not_the_bootloaders(tmp_path: Path) -> None:
+    """The bootloader points LD_LIBRARY_PATH at _internal/; an agent inheriting it would load
+    the bundle's libstdc++ and libssl (flowproof/host_environ.py)."""
+    dump = tmp_path / "agent.env"
+    flowproof(
+        "doctor",
+        "--agent",
+        f"sh -c 'env > {dump}'",
+        "--timeout",
+        "30",
+        cwd=tmp_path,
+        env={"LD_LIBRARY_PATH": "/users/own/lib"},
+    )
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert seen.get("LD_LIBRARY_PATH") == "/users/own/lib"
+    assert not [name for name in seen if name.startswith("_PYI_") or name.endswith("_ORIG")]
