@@ -157,15 +157,21 @@ sha256_of() {
     fi
 }
 
-# Fails closed: no checksum tool, no entry for the archive, or a mismatch stops the install.
+# The archive's line in SHA256SUMS; none stops the install (this target may not be built for
+# this release, or the list is not the release's).
+expected_sha256() {
+    _expected="$(awk -v name="$1" '$2 == name || $2 == "*" name { print $1; exit }' "$2")"
+    if [ -z "$_expected" ]; then
+        err "SHA256SUMS has no entry for $1; refusing to install what cannot be verified"
+    fi
+    echo "$_expected"
+}
+
+# Fails closed: no checksum tool or a mismatch stops the install.
 verify_checksum() {
     _file="$1"
     _name="$2"
-    _sums="$3"
-    _expected="$(awk -v name="$_name" '$2 == name || $2 == "*" name { print $1; exit }' "$_sums")"
-    if [ -z "$_expected" ]; then
-        err "SHA256SUMS has no entry for $_name; refusing to install what cannot be verified"
-    fi
+    _expected="$3"
     if ! _actual="$(sha256_of "$_file")" || [ -z "$_actual" ]; then
         err "no SHA-256 tool found (sha256sum, shasum or openssl); refusing to install unverified"
     fi
@@ -280,9 +286,10 @@ main() {
     trap 'rm -rf "$_tmp"' EXIT
     download "$_base/v$_version/SHA256SUMS" "$_tmp/SHA256SUMS" \
         || err "cannot download $_base/v$_version/SHA256SUMS; refusing to install unverified"
+    _sha256="$(expected_sha256 "$_name" "$_tmp/SHA256SUMS")" || exit 1
     download "$_base/v$_version/$_name" "$_tmp/$_name" \
         || err "cannot download $_base/v$_version/$_name"
-    verify_checksum "$_tmp/$_name" "$_name" "$_tmp/SHA256SUMS"
+    verify_checksum "$_tmp/$_name" "$_name" "$_sha256"
 
     install_bundle "$_tmp/$_name" "$_version" "$_home"
     setup_path "$_home"
