@@ -20,6 +20,9 @@ def engine_argv() -> list[str]:
     which takes flowproof's arguments directly. Otherwise it is the interpreter running
     flowproof, which starts the same package with `-m flowproof` (its `sys.path` comes from the
     environment the child inherits, PYTHONPATH included).
+
+    Give the child `flowproof.host_environ.host_environ(os.environ)` (plus what it needs), not
+    the bootloader's environment, so a frozen child starts as fresh as its parent did.
     """
     if getattr(sys, "frozen", False):
         return [sys.executable]
