@@ -4,7 +4,7 @@ VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install demo test lint
+.PHONY: install demo test lint freeze release-archive
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,24 @@ lint: install
 
 test: install lint
 	pytest -q -rs -n auto
+
+# The frozen engine every channel ships (PyInstaller onedir, dist/flowproof/flowproof), then its
+# selftest: --version, help-matchers and a record -> replay of one real flow through it.
+DIST_STAMP := $(VENV)/.dist-installed
+$(DIST_STAMP): $(VENV)/.installed
+	$(VENV)/bin/python -m pip install --quiet -e '.[dist]'
+	touch $@
+
+freeze: install $(DIST_STAMP)
+	python installer/build.py freeze
+	pytest -q tests/e2e/test_frozen.py
+
+# dist/release/flowproof-<version>-<target>.tar.gz and SHA256SUMS, from the frozen engine.
+# On Linux the glibc gate runs first: no bundled ELF may need a glibc above GLIBC_MAX (this
+# machine's Debian 12 build needs 2.36; release builds are gated at the floor, 2.31).
+GLIBC_MAX ?= 2.36
+release-archive: $(DIST_STAMP)
+ifeq ($(shell uname -s),Linux)
+	python installer/glibc_gate.py --max $(GLIBC_MAX) dist/flowproof
+endif
+	python installer/build.py archive

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flowproof.host_environ import host_environ
 from flowproof.spec.refs import resolve
 
 PLACEHOLDER_KEY = "flowproof-placeholder-key"
@@ -29,7 +30,8 @@ def proxy_handles(port: int) -> dict[str, str]:
 def agent_environment(
     environ: Mapping[str, str], handles: Mapping[str, str], prompt: str, spec_env: Mapping[str, str]
 ) -> dict[str, str]:
-    env = {name: value for name, value in environ.items() if name not in WITHHELD}
+    inherited = host_environ(environ)  # frozen: without the bootloader's LD_LIBRARY_PATH
+    env = {name: value for name, value in inherited.items() if name not in WITHHELD}
     env.update({name: handles["proxy_url"] for name in WITH_V1})
     env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})
     env["OPENAI_API_KEY"] = PLACEHOLDER_KEY

@@ -1,0 +1,35 @@
+"""The environment the user started flowproof in, as the agents it starts must see it.
+
+Frozen, the PyInstaller bootloader changes its own environment before flowproof runs: on Linux
+it points LD_LIBRARY_PATH at the bundle's `_internal/` (saving a value the user had in
+LD_LIBRARY_PATH_ORIG) and adds `_PYI_*` bookkeeping variables. Inherited, those would make an
+agent's `node` or `python3` load the bundle's copies of libstdc++, libssl or libz, built for
+the release's oldest glibc, instead of the system's (`GLIBCXX_... not found`), and confuse an
+agent that is itself a PyInstaller program. Every process flowproof starts gets
+`host_environ(...)` instead. From source nothing is changed: there the user's LD_LIBRARY_PATH is
+the user's.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+LOADER_PATHS = ("LD_LIBRARY_PATH", "LIBPATH", "DYLD_LIBRARY_PATH")
+"""The dynamic-loader search paths a PyInstaller bootloader may set (Linux, AIX, macOS)."""
+
+
+def host_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` with the bootloader's changes undone when frozen; a plain copy otherwise."""
+    env = dict(environ)
+    if not getattr(sys, "frozen", False):
+        return env
+    for name in [name for name in env if name.startswith("_PYI_")]:
+        del env[name]
+    for name in LOADER_PATHS:
+        original = env.pop(f"{name}_ORIG", None)
+        if original is not None:
+            env[name] = original
+        else:
+            env.pop(name, None)
+    return env

@@ -1,0 +1,1 @@
+"""Build and release tooling (not shipped in the flowproof package)."""

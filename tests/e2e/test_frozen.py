@@ -1,0 +1,80 @@
+"""Selftest of the frozen engine (dist/flowproof/flowproof, built by `make freeze`): it starts,
+its registries and templates are bundled, and one real flow records and replays through it.
+
+The whole end-to-end suite can also run through it unchanged:
+`FLOWPROOF_TEST_ENGINE=dist/flowproof/flowproof pytest tests/e2e`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from flowproof import __version__
+from tests.conftest import ENGINE_VARIABLE, ROOT, flowproof
+from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
+from tests.upstream.scripted import ScriptedUpstream
+
+BUNDLE = ROOT / "dist" / "flowproof"
+EXECUTABLE = BUNDLE / ("flowproof.exe" if sys.platform == "win32" else "flowproof")
+
+pytestmark = pytest.mark.skipif(
+    not EXECUTABLE.is_file(),
+    reason=f"{EXECUTABLE.relative_to(ROOT)} is not built; `make freeze` builds it",
+)
+
+
+@pytest.fixture(autouse=True)
+def frozen_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every flowproof() call in this module starts the frozen bundle."""
+    monkeypatch.setenv(ENGINE_VARIABLE, str(EXECUTABLE))
+
+
+def test_version(tmp_path: Path) -> None:
+    result = flowproof("--version", cwd=tmp_path)
+    assert (result.code, result.stdout) == (0, f"flowproof {__version__}\n"), result.output
+
+
+def test_the_matcher_registry_is_bundled_whole(tmp_path: Path) -> None:
+    """Same engine in every channel: the frozen help text is the source checkout's."""
+    from flowproof.assertions.docgen import render_matchers_help
+
+    result = flowproof("help-matchers", cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert result.stdout == render_matchers_help() + "\n"
+
+
+def test_record_then_replay_with_every_report(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    recorded = record(tmp_path, upstream)
+    assert recorded.code == 0, recorded.output
+    upstream.stop()
+    reports = [f"--{kind}={tmp_path / f'report.{kind}'}" for kind in ("html", "markdown", "junit")]
+    result = flowproof("run", "specs", *reports, cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert "3 of 3 turns served" in result.stderr
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<html" in html and "Booking assistant books a flight" in html
+    assert "Booking assistant books a flight" in (tmp_path / "report.markdown").read_text()
+    assert "<testsuite" in (tmp_path / "report.junit").read_text()
+
+
+def test_the_agent_gets_the_users_environment_not_the_bootloaders(tmp_path: Path) -> None:
+    """The bootloader points LD_LIBRARY_PATH at _internal/; an agent inheriting it would load
+    the bundle's libstdc++ and libssl (flowproof/host_environ.py)."""
+    dump = tmp_path / "agent.env"
+    flowproof(
+        "doctor",
+        "--agent",
+        f"sh -c 'env > {dump}'",
+        "--timeout",
+        "30",
+        cwd=tmp_path,
+        env={"LD_LIBRARY_PATH": "/users/own/lib"},
+    )
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert seen.get("LD_LIBRARY_PATH") == "/users/own/lib"
+    assert not [name for name in seen if name.startswith("_PYI_") or name.endswith("_ORIG")]
