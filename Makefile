@@ -4,7 +4,7 @@ VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install demo test lint freeze release-archive
+.PHONY: install demo test lint freeze release-archive dist channels
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,24 @@ ifeq ($(shell uname -s),Linux)
 	python installer/glibc_gate.py --max $(GLIBC_MAX) dist/flowproof
 endif
 	python installer/build.py archive
+
+# Everything a release ships, for this platform: the frozen engine (selftested), the release
+# archive with SHA256SUMS, and the two npm tarballs (the launcher, and this platform's engine).
+dist: freeze
+	$(MAKE) release-archive
+	node npm/scripts/pack.mjs --bundle dist/flowproof --out dist/npm
+
+# The channels proven identical: the npm tarballs installed offline into an empty npm project
+# (the registry pointed at a closed port), then a representative part of the end-to-end suite
+# run through `npx flowproof`, with the same assertions `make test` checks through
+# `python -m flowproof`; and the installer against the real release archive.
+CHANNEL_TESTS := tests/e2e/test_record_replay.py tests/e2e/test_bad_input.py \
+	tests/e2e/test_report_browser.py tests/e2e/test_evidence.py tests/e2e/test_trace_formats.py
+NPM_PROJECT := dist/npm-project
+channels: dist
+	rm -rf $(NPM_PROJECT) && mkdir -p $(NPM_PROJECT)
+	npm_config_registry=http://127.0.0.1:9 npm install --prefix $(NPM_PROJECT) --offline \
+		--no-audit --no-fund dist/npm/*.tgz
+	FLOWPROOF_TEST_ENGINE="npx --offline --prefix $(CURDIR)/$(NPM_PROJECT) flowproof" \
+		npm_config_registry=http://127.0.0.1:9 pytest -q -rs -n auto $(CHANNEL_TESTS)
+	pytest -q -rs tests/installer
