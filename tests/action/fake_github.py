@@ -10,12 +10,12 @@ to answer 403 (a fork's read-only token) for writes, or for everything.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.loopback import ThreadedApp
 
 TOKEN = "ghs_fake-token-0123456789abcdef"
 OWNER, REPO = "acme", "agents"
@@ -103,33 +103,14 @@ class FakeGitHub:
     # -- serving -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        async def boot() -> None:
-            app = web.Application()
+        def routes(app: web.Application) -> None:
             comments = "/repos/{owner}/{repo}/issues/{number:\\d+}/comments"
             app.router.add_get(comments, self._list)
             app.router.add_post(comments, self._create)
             app.router.add_patch("/repos/{owner}/{repo}/issues/comments/{id:\\d+}", self._edit)
-            self._runner = web.AppRunner(app, access_log=None)
-            await self._runner.setup()
-            await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-            self.port = self._runner.addresses[0][1]
-            ready.set()
 
-        def serve() -> None:
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(boot())
-            self._loop.run_forever()
-            self._loop.run_until_complete(self._runner.cleanup())
-            self._loop.close()
-
-        self._thread = threading.Thread(target=serve, name="fake-github", daemon=True)
-        self._thread.start()
-        assert ready.wait(10), "the fake GitHub API did not start"
+        self._server = ThreadedApp("fake-github", routes)
+        self.port = self._server.start()
 
     def stop(self) -> None:
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
+        self._server.stop()

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.loopback import ThreadedApp
 
 Step = dict[str, Any]
 
@@ -179,31 +180,10 @@ class ScriptedUpstream:
         return web.json_response(render(step, body, next(self._ids)))
 
     def start(self) -> None:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        async def boot() -> None:
-            app = web.Application()
-            app.router.add_post("/{tail:.*}", self._handle)
-            self._runner = web.AppRunner(app, access_log=None)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
-            await site.start()
-            self.port = self._runner.addresses[0][1]
-            ready.set()
-
-        def serve() -> None:
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(boot())
-            self._loop.run_forever()
-            self._loop.run_until_complete(self._runner.cleanup())
-            self._loop.close()
-
-        self._thread = threading.Thread(target=serve, name="scripted-upstream", daemon=True)
-        self._thread.start()
-        ready.wait(10)
+        self._server = ThreadedApp(
+            "scripted-upstream", lambda app: app.router.add_post("/{tail:.*}", self._handle)
+        )
+        self.port = self._server.start()
 
     def stop(self) -> None:
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
+        self._server.stop()
