@@ -6,6 +6,7 @@ the proxy with one and a real provider with the other. `record` is what settles 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -83,7 +84,10 @@ async def run_doctor(command: str, prompt: str, timeout: float) -> DoctorReport:
     runner, port = await serve(make_app(CannedBackend(traffic), traffic))
     try:
         env = agent_environment(os.environ, proxy_handles(port), prompt, {})
-        agent = await run_command(command, env, timeout, traffic.fatal)
+        # Never set: doctor reports everything the agent sends, refused requests included, so
+        # it does not stop the agent at the first one the way a flow does.
+        run_to_the_end = asyncio.Event()
+        agent = await run_command(command, env, timeout, run_to_the_end)
     finally:
         await runner.cleanup()
     return DoctorReport(tuple(traffic.requests), agent, port)

@@ -81,11 +81,11 @@ class Traffic:
         self.fatal.set()
 
     def refuse(self, refused: Refused) -> None:
-        """An unservable request fails the flow, and the backends refuse every later request
-        (they stop at the first failure). The agent is not stopped: it has its 4xx already,
-        and `flowproof doctor`, which shares the proxy, must see whatever it sends next."""
+        """An unservable request fails the flow like a divergence: the backends refuse every
+        later request, and the driver stops the agent (after its grace to exit on its own).
+        `flowproof doctor` runs its agent to the end regardless: it reports what arrives."""
         self.refused.append(refused)
-        self.failures.append(refused.render())
+        self.fail(refused.render())
 
     def diverge(self, divergence: Divergence) -> None:
         if self.divergence is None:

@@ -123,7 +123,7 @@ def test_an_unservable_request_is_answered_4xx_and_fails_the_flow(
     assert traffic.refused == [Refused(1, method, path, status, why)]
     assert traffic.failures == [f"request 1 could not be served ({status}): {method} {path}: {why}"]
     assert traffic.turns == []  # the later request was refused, not served
-    assert not traffic.fatal.is_set()  # the agent has its 4xx; it is not stopped for it
+    assert traffic.fatal.is_set()  # like a divergence: the driver stops the agent
 
 
 def test_unknown_path_is_a_named_404() -> None:
