@@ -82,11 +82,3 @@ def _places(value: Any, secret: str) -> Iterator[str]:
             yield f"{format_indexed(path[:-1]) or '(body)'} (a key)"
         if isinstance(node, str) and secret in node:
             yield format_indexed(path) or "(body)"
-
-
-def redact(text: str, secrets: Mapping[str, str]) -> str:
-    """Replace every secret value in `text` by `[redacted NAME]`."""
-    for name, value in secrets.items():
-        if value:
-            text = text.replace(value, f"[redacted {name}]")
-    return text

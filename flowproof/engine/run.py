@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
-from flowproof.assertions.secrets import redact
 from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -25,7 +24,7 @@ from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
-from flowproof.redaction import record_keys
+from flowproof.redaction import Redactor, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 
@@ -79,7 +78,7 @@ async def run_flow(
         spec_path=loaded.path,
         name=spec.name,
         mode=strategy.mode,
-        reasons=tuple(redact(reason, secret_values) for reason in reasons),
+        reasons=tuple(map(Redactor(secret_values), reasons)),
         verdicts=verdicts,
         served=len(traffic.turns),
         recorded=expected or 0,

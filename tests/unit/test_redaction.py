@@ -28,3 +28,7 @@ def test_empty_values_are_ignored_and_the_repr_shows_names_only() -> None:
     assert record_keys({"FLOWPROOF_AGENT_KEY": "", "ANTHROPIC_API_KEY": "a"}) == {
         "ANTHROPIC_API_KEY": "a"
     }
+
+
+def test_every_occurrence_is_replaced() -> None:
+    assert Redactor({"DB": "pw-1"})("a pw-1 b pw-1") == "a [redacted DB] b [redacted DB]"

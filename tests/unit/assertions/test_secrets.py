@@ -1,4 +1,4 @@
-"""assert_no_secret_leak: parsing, scanning, messages, redaction."""
+"""assert_no_secret_leak: parsing, scanning, messages (redaction: tests/unit/test_redaction.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from flowproof.assertions.secrets import (
     Body,
     check_secrets,
     parse_secret_step,
-    redact,
 )
 from flowproof.errors import SecretStepError
 
@@ -82,7 +81,3 @@ def test_many_places_are_counted() -> None:
     bodies = [Body(f"turn {n} request", REQUEST) for n in range(1, 6)]
     verdict = check_secrets(REF, parse_secret_step("P"), bodies, {"P": "pw-123"})
     assert verdict.message.endswith("and 2 more places")
-
-
-def test_redact() -> None:
-    assert redact("a pw-1 b pw-1", {"DB": "pw-1"}) == "a [redacted DB] b [redacted DB]"
