@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.action.steps import runner_temp, step
+from tests.action.steps import Step, runner_temp, step
 from tests.conftest import ROOT
 
 FAKE_FLOWPROOF = textwrap.dedent("""\
@@ -111,16 +111,21 @@ def fake_installer(runner: Path) -> Path:
     return installer
 
 
-def test_install_runs_the_installer_on_a_cache_miss(runner: Path) -> None:
-    target = runner / "tools" / "0.1.0"
-    done = step(
+def install_step(runner: Path, target: Path, *, cache_hit: str) -> Step:
+    """The action's install step, with the fake installer and version 0.1.0 into `target`."""
+    return step(
         "install.sh",
         runner,
         INSTALLER=str(fake_installer(runner)),
         FLOWPROOF_VERSION="0.1.0",
         FLOWPROOF_INSTALL_DIR=str(target),
-        CACHE_HIT="",
+        CACHE_HIT=cache_hit,
     )
+
+
+def test_install_runs_the_installer_on_a_cache_miss(runner: Path) -> None:
+    target = runner / "tools" / "0.1.0"
+    done = install_step(runner, target, cache_hit="")
     assert done.code == 0, done.stderr
     assert done.stdout == f"installer: 0.1.0 {target} {target}/bin\n"
     assert done.path == f"{target}/bin\n"
@@ -131,14 +136,7 @@ def test_install_uses_a_cache_hit_without_the_installer(runner: Path) -> None:
     (target / "bin").mkdir(parents=True)
     (target / "bin" / "flowproof").write_text("#!/bin/sh\n")
     (target / "bin" / "flowproof").chmod(0o755)
-    done = step(
-        "install.sh",
-        runner,
-        INSTALLER=str(fake_installer(runner)),
-        FLOWPROOF_VERSION="0.1.0",
-        FLOWPROOF_INSTALL_DIR=str(target),
-        CACHE_HIT="true",
-    )
+    done = install_step(runner, target, cache_hit="true")
     assert done.code == 0, done.stderr
     assert "installer:" not in done.stdout
     assert done.path == f"{target}/bin\n"
@@ -146,14 +144,7 @@ def test_install_uses_a_cache_hit_without_the_installer(runner: Path) -> None:
 
 def test_install_reinstalls_when_the_cache_hit_holds_no_binary(runner: Path) -> None:
     target = runner / "tools" / "0.1.0"
-    done = step(
-        "install.sh",
-        runner,
-        INSTALLER=str(fake_installer(runner)),
-        FLOWPROOF_VERSION="0.1.0",
-        FLOWPROOF_INSTALL_DIR=str(target),
-        CACHE_HIT="true",
-    )
+    done = install_step(runner, target, cache_hit="true")
     assert done.code == 0, done.stderr
     assert done.stdout.startswith("installer: 0.1.0")
 
