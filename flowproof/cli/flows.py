@@ -22,6 +22,7 @@ from flowproof import __version__
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import REDACT, indent, out
 from flowproof.cli.publish import publish
+from flowproof.containment.engage import NOT_ENGAGED
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
@@ -184,10 +185,16 @@ def _print_outcome(flow: FlowOutcome) -> None:
     else:
         counts = f"{flow.served} of {flow.recorded} turns served"
     out(f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}")
+    if flow.egress is not None:
+        out(indent(f"containment: {flow.egress.tier}"))
+    elif flow.agent is not None:
+        out(indent(f"containment: {NOT_ENGAGED}"))
     for reason in flow.reasons:
         out(indent(reason))
     for warning in flow.warnings:
         out(indent(f"warning: {warning}"))
+    if flow.egress is not None and flow.egress.fs_report:
+        out(indent(flow.egress.fs_report))
 
 
 def _print_diff(flow: FlowOutcome) -> None:

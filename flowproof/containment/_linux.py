@@ -216,7 +216,8 @@ def notif_id_valid(listener: int, notif_id: int) -> bool:
 
 
 def set_sync_wake_up(listener: int) -> bool:
-    """6.6+: wake the supervisor on the trapping task's CPU. Passed BY VALUE: a pointer is EINVAL."""
+    """6.6+: wake the supervisor on the trapping task's CPU. The flag is passed BY VALUE (a
+    pointer to it is EINVAL)."""
     try:
         _ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
     except OSError:
@@ -349,7 +350,9 @@ def landlock_abi() -> int:
     """The Landlock ABI version the kernel offers; 0 when it has none (or it is disabled)."""
     try:
         return _syscall(
-            SYS_landlock_create_ruleset, None, ctypes.c_size_t(0),
+            SYS_landlock_create_ruleset,
+            None,
+            ctypes.c_size_t(0),
             ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
         )
     except OSError:
@@ -366,14 +369,18 @@ def enter_landlock_domain(abi: int) -> bool:
     if abi <= 0:
         return False
     if abi >= 6:
-        attr = LandlockRulesetAttr(0, 0, LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET)
+        scopes = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+        attr = LandlockRulesetAttr(0, 0, scopes)
         size = ctypes.sizeof(LandlockRulesetAttr)
     else:
         attr = LandlockRulesetAttr(LANDLOCK_ACCESS_FS_MAKE_BLOCK, 0, 0)
         size = 8
     try:
         ruleset = _syscall(
-            SYS_landlock_create_ruleset, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+            SYS_landlock_create_ruleset,
+            ctypes.byref(attr),
+            ctypes.c_size_t(size),
+            ctypes.c_uint32(0),
         )
     except OSError:
         return False

@@ -93,3 +93,17 @@ class Findings:
         if len(events) > _LISTED:
             lines.append(f"  ... and {len(events) - _LISTED} more")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class EgressSummary:
+    """What a flow's containment came to, for the printed summary and the run record."""
+
+    tier: str
+    contained: bool
+    blocked: tuple[str, ...]
+    """Each distinct refused attempt; empty unless THIS run was contained."""
+    fs_report: str = ""
+    """The filesystem observation report (printed, never recorded); empty when nothing was
+    destroyed or nothing observed."""
+    faults: tuple[str, ...] = ()

@@ -83,10 +83,10 @@ def _event(call: Call) -> tuple[str, tuple[str, ...]] | None:
         how = call.read(a[2], 8)
         if len(how) < 8:
             raise OSError("openat2 whose open_how could not be read")
-        flags = int.from_bytes(how, "little")
-        if not flags & os.O_TRUNC:
+        how_flags = int.from_bytes(how, "little")
+        if not how_flags & os.O_TRUNC:
             return None
-        return open_flags(flags), (_path(call, a[1], call.int_arg(0)),)
+        return open_flags(how_flags), (_path(call, a[1], call.int_arg(0)),)
     return "", ()
 
 

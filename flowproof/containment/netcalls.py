@@ -44,7 +44,13 @@ VLEN_MAX = 1024
 MSG_DONTWAIT = 0x40
 SOL_SOCKET, SCM_RIGHTS, SCM_CREDENTIALS = 1, 1, 2
 _MSGHDR, _MMSGHDR = 56, 64
-SOCK_TYPES = {1: "SOCK_STREAM", 2: "SOCK_DGRAM", 3: "SOCK_RAW", 5: "SOCK_SEQPACKET", 10: "SOCK_PACKET"}
+SOCK_TYPES = {
+    1: "SOCK_STREAM",
+    2: "SOCK_DGRAM",
+    3: "SOCK_RAW",
+    5: "SOCK_SEQPACKET",
+    10: "SOCK_PACKET",
+}
 
 Verdict = bytes | int
 """The address to perform with (the agent's exact bytes, or a rewritten unix path), or an errno."""
@@ -178,7 +184,7 @@ def on_sendmmsg(call: Call, sup: Supervisor) -> None:
     table = call.read(call.args[1], count * _MMSGHDR)
     if len(table) < count * _MMSGHDR:
         return call.fail(errno.EFAULT)
-    messages = []
+    messages: list[Message] = []
     for index in range(count):
         message = _message(call, table[index * _MMSGHDR : index * _MMSGHDR + _MSGHDR])
         if isinstance(message, int):
@@ -318,8 +324,14 @@ def on_socket(call: Call, sup: Supervisor) -> None:
 
 
 I386_NAMES = {
-    102: "socketcall", 345: "sendmmsg", 359: "socket", 361: "bind", 362: "connect",
-    363: "listen", 369: "sendto", 370: "sendmsg",
+    102: "socketcall",
+    345: "sendmmsg",
+    359: "socket",
+    361: "bind",
+    362: "connect",
+    363: "listen",
+    369: "sendto",
+    370: "sendmsg",
 }
 
 

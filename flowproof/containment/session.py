@@ -53,9 +53,12 @@ async def contained_process(
     from flowproof.containment.supervisor import Supervisor
 
     config = os.memfd_create("flowproof-agent", os.MFD_CLOEXEC)
-    os.write(config, json.dumps(
-        {"argv": list(argv), "env": dict(env), "observe_fs": supervision.observe_fs}
-    ).encode())
+    os.write(
+        config,
+        json.dumps(
+            {"argv": list(argv), "env": dict(env), "observe_fs": supervision.observe_fs}
+        ).encode(),
+    )
     os.lseek(config, 0, os.SEEK_SET)
     report_r, report_w = os.pipe()
     ack_r, ack_w = os.pipe()

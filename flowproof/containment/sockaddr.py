@@ -19,9 +19,23 @@ _INET_LEN, _INET6_LEN = 16, 24
 """The shortest sockaddr_in / sockaddr_in6 the kernel accepts (v6 without sin6_scope_id)."""
 
 FAMILY_NAMES = {
-    0: "AF_UNSPEC", 1: "AF_UNIX", 2: "AF_INET", 3: "AF_AX25", 4: "AF_IPX", 5: "AF_APPLETALK",
-    9: "AF_X25", 10: "AF_INET6", 16: "AF_NETLINK", 17: "AF_PACKET", 29: "AF_CAN", 30: "AF_TIPC",
-    31: "AF_BLUETOOTH", 38: "AF_ALG", 40: "AF_VSOCK", 42: "AF_QIPCRTR", 44: "AF_XDP",
+    0: "AF_UNSPEC",
+    1: "AF_UNIX",
+    2: "AF_INET",
+    3: "AF_AX25",
+    4: "AF_IPX",
+    5: "AF_APPLETALK",
+    9: "AF_X25",
+    10: "AF_INET6",
+    16: "AF_NETLINK",
+    17: "AF_PACKET",
+    29: "AF_CAN",
+    30: "AF_TIPC",
+    31: "AF_BLUETOOTH",
+    38: "AF_ALG",
+    40: "AF_VSOCK",
+    42: "AF_QIPCRTR",
+    44: "AF_XDP",
 }
 
 

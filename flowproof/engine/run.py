@@ -70,7 +70,8 @@ async def run_flow(
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
         bodies = lanes.all_bodies(served)
-        verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
+        egress = driven.egress.evidence() if driven.egress else None
+        verdicts = judge(loaded, trajectory, bodies, environ, secret_values, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
@@ -87,9 +88,11 @@ async def run_flow(
         agent=driven.outcome,
         trace_written=written,
         previous_trace=strategy.previous if written else None,
-        warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
+        warnings=tuple(boundary_warnings.uncovered_tools(loaded))
+        + tuple(driven.egress.warnings() if driven.egress else ()),
         secrets=Secrets(secret_values),
         lanes=served,
+        egress=driven.egress.summary() if driven.egress else None,
     )
 
 

@@ -7,15 +7,28 @@ mapping whose key decides how its text is read.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from flowproof.containment.policy import FORMS, EntryError, check_entry
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _egress_entry(text: str) -> str:
+    try:
+        check_entry(text)
+    except EntryError as exc:
+        raise ValueError(f"{exc}; an entry is {FORMS}") from None
+    return text
+
+
+EgressEntry = Annotated[str, AfterValidator(_egress_entry)]
 
 
 class AgentSpec(_Strict):
@@ -33,6 +46,10 @@ class AgentSpec(_Strict):
     """Extra environment for a command agent, applied after everything flowproof injects."""
     timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     """Seconds the agent may run before it is stopped (with its whole process tree)."""
+    allow_egress: list[EgressEntry] = []
+    """Destinations the agent may reach besides loopback (Linux containment, docs/egress.md):
+    `host:port`, `ip:port`, `cidr:port`, `[v6]:port`, or a bare host, ip or cidr (any port);
+    `${VAR}` resolves at run and is never stored resolved."""
 
     @model_validator(mode="after")
     def _one_driver(self) -> AgentSpec:
