@@ -109,7 +109,9 @@ def _arg_high(index: int) -> int:
 # cBPF opcodes (linux/filter.h)
 LD_W_ABS = 0x20
 ALU_AND_K = 0x54
+JA = 0x05
 JEQ_K = 0x15
+JGT_K = 0x25
 JGE_K = 0x35
 JSET_K = 0x45
 RET_K = 0x06
@@ -225,6 +227,11 @@ def build_filter(observe_fs: bool) -> list[Insn]:
     return a.assemble()
 
 
+def decode(data: bytes) -> list[Insn]:
+    """`struct sock_filter` bytes → instructions (the tests read libseccomp's export)."""
+    return [Insn(*fields) for fields in struct.iter_unpack("<HBBI", data)]
+
+
 def encode(program: Sequence[Insn]) -> bytes:
     """The program as an array of `struct sock_filter` for seccomp(2)."""
     return b"".join(struct.pack("<HBBI", i.code, i.jt, i.jf, i.k) for i in program)
@@ -248,9 +255,12 @@ def run_filter(program: Sequence[Insn], data: bytes) -> int:
             accumulator &= insn.k
         elif insn.code == RET_K:
             return insn.k
-        elif insn.code in (JEQ_K, JGE_K, JSET_K):
+        elif insn.code == JA:  # libseccomp's programs use it; build_filter does not
+            pc += insn.k
+        elif insn.code in (JEQ_K, JGT_K, JGE_K, JSET_K):
             holds = {
                 JEQ_K: accumulator == insn.k,
+                JGT_K: accumulator > insn.k,
                 JGE_K: accumulator >= insn.k,
                 JSET_K: bool(accumulator & insn.k),
             }[insn.code]

@@ -31,7 +31,8 @@ CONTAINED = "containment: contained (linux seccomp)"
 
 def write_egress_spec(directory: Path, fetch: list[str], *, allow: bool = True) -> Path:
     allow_block = f"  allow_egress:\n    - {netns.DECLARED}:{netns.PORT}\n" if allow else ""
-    spec = textwrap.dedent(f"""\
+    spec = (
+        textwrap.dedent(f"""\
         name: Booking agent reaches only its declared API
         app: agent
         control: sec.egress.declared
@@ -39,7 +40,9 @@ def write_egress_spec(directory: Path, fetch: list[str], *, allow: bool = True) 
           command: "{sys.executable} {AGENT}"
           env:
             AGENT_FETCH: "{",".join(fetch)}"
-        """) + allow_block + textwrap.dedent("""\
+        """)
+        + allow_block
+        + textwrap.dedent("""\
         tools:
           - name: search_flights
             result: { flights: [ { id: KQ311, dest: NBO } ] }
@@ -49,6 +52,7 @@ def write_egress_spec(directory: Path, fetch: list[str], *, allow: bool = True) 
           - assert_tool_call: create_booking where flight.id equals KQ311
           - assert_no_egress
         """)
+    )
     path = directory / "specs" / "egress.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
