@@ -107,3 +107,18 @@ def _has_pidfd_getfd() -> bool:
     finally:
         os.close(pidfd)
     return True
+
+
+def containment_report() -> str:
+    """What `doctor` says about egress containment on this host."""
+    found = capability()
+    lines = [f"Egress containment on this host: {found.tier}."]
+    if found.contained:
+        lines.append(
+            "  A flow with agent.allow_egress or assert_no_egress runs its command: agent under "
+            "the seccomp supervisor (docs/egress.md)."
+        )
+    else:
+        lines.append('  assert_no_egress fails here with "cannot certify"; allow_egress is inert.')
+    lines += [f"  note: {note}" for note in found.notes]
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import CliResult, flowproof
 from tests.containment import netns
 from tests.e2e.booking import BOOKING_SCRIPT, KEY
-from tests.e2e.test_url_and_suite import start_service
+from tests.e2e.test_url_and_suite import free_port, start_service
 from tests.upstream.scripted import ScriptedUpstream
 
 pytestmark = pytest.mark.skipif(bool(netns.available()), reason=netns.available() or "ok")
@@ -115,10 +115,8 @@ def test_the_same_destination_refused_at_record_writes_no_trace(tmp_path: Path) 
     assert not (tmp_path / "specs" / "egress.trace.json").exists()
 
 
-def test_a_url_flow_cannot_be_certified(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+def record_url_flow(tmp_path: Path, upstream: ScriptedUpstream, steps: str) -> CliResult:
     upstream.script = BOOKING_SCRIPT
-    from tests.e2e.test_url_and_suite import free_port
-
     proxy_port = free_port()
     process, port = start_service(proxy_port)
     try:
@@ -134,11 +132,10 @@ def test_a_url_flow_cannot_be_certified(tmp_path: Path, upstream: ScriptedUpstre
               - name: create_booking
             steps:
               - prompt: Book me a flight to Nairobi
-              - assert_no_egress
             """)
         (tmp_path / "specs").mkdir()
-        (tmp_path / "specs" / "service.yaml").write_text(spec)
-        result = flowproof(
+        (tmp_path / "specs" / "service.yaml").write_text(spec + steps)
+        return flowproof(
             "record",
             "specs",
             cwd=tmp_path,
@@ -147,6 +144,10 @@ def test_a_url_flow_cannot_be_certified(tmp_path: Path, upstream: ScriptedUpstre
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_url_flow_cannot_be_certified(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    result = record_url_flow(tmp_path, upstream, "  - assert_no_egress\n")
     assert result.code == 1, result.output
     assert (
         "step 2 (service.yaml:12): assert_no_egress — cannot certify: not contained (a url: "
@@ -154,3 +155,17 @@ def test_a_url_flow_cannot_be_certified(tmp_path: Path, upstream: ScriptedUpstre
         "agent can be contained)"
     ) in result.stderr
     assert "containment: not contained (a url: service" in result.stderr
+
+
+def test_allow_egress_without_the_step_warns_where_nothing_enforces_it(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    result = record_url_flow(tmp_path, upstream, "  - assert_tool_call: create_booking\n")
+    assert result.code == 0, result.output
+    assert (
+        f"warning: allow_egress ({netns.DECLARED}:{netns.PORT}) was not enforced: this run was "
+        "not contained (a url: service is started outside flowproof"
+    ) in result.stderr
+    assert "add the step `- assert_no_egress` to make the flow fail where containment is " in (
+        result.stderr
+    )
