@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -175,10 +176,17 @@ def install_filter(program: bytes, flags: int) -> int:
     )
 
 
-def _ioctl(fd: int, request: int, arg: Any) -> int:
+@cache
+def _ioctl_function() -> Any:
+    # Declared once: the supervisor calls this for every notification.
     function = _libc().ioctl
+    function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
     function.restype = ctypes.c_int
-    result = int(function(ctypes.c_int(fd), ctypes.c_ulong(request), arg))
+    return function
+
+
+def _ioctl(fd: int, request: int, arg: int) -> int:
+    result = int(_ioctl_function()(fd, request, arg))
     if result == -1:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
@@ -188,14 +196,28 @@ def _ioctl(fd: int, request: int, arg: Any) -> int:
 def notif_recv(listener: int, notif: SeccompNotif) -> None:
     """Blocks (the GIL released) until a notification arrives. The buffer must be zeroed."""
     ctypes.memset(ctypes.byref(notif), 0, ctypes.sizeof(notif))
-    _ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, ctypes.byref(notif))
+    _ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, ctypes.addressof(notif))
+
+
+def receiver(listener: int, notif: SeccompNotif) -> Callable[[], int]:
+    """A callable that receives the next notification into `notif` → 0, or the errno: the
+    receive loop's whole cost per notification, with everything it can bound bound once."""
+    ioctl, memset = _ioctl_function(), ctypes.memset
+    address, size = ctypes.addressof(notif), ctypes.sizeof(notif)
+    get_errno = ctypes.get_errno
+
+    def receive() -> int:
+        memset(address, 0, size)  # the kernel refuses a buffer that is not zeroed
+        return 0 if ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, address) == 0 else get_errno()
+
+    return receive
 
 
 def notif_send(listener: int, notif_id: int, value: int, error: int, flags: int = 0) -> bool:
     """Answer one notification; False when it is gone (the task died, or was killed)."""
     response = SeccompNotifResp(notif_id, value, error, flags)
     try:
-        _ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, ctypes.byref(response))
+        _ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, ctypes.addressof(response))
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             return False
@@ -209,7 +231,7 @@ def notif_id_valid(listener: int, notif_id: int) -> bool:
     memory read as its own arguments."""
     value = ctypes.c_uint64(notif_id)
     try:
-        _ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, ctypes.byref(value))
+        _ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, ctypes.addressof(value))
     except OSError:
         return False
     return True
@@ -238,27 +260,31 @@ def pidfd_getfd(pidfd: int, target_fd: int) -> int:
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
+@cache
+def _vm_function(name: str) -> Any:
+    function = getattr(_libc(), name)
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_void_p,
+        ctypes.c_ulong,
+        ctypes.c_void_p,
+        ctypes.c_ulong,
+        ctypes.c_ulong,
+    ]
+    function.restype = ctypes.c_ssize_t
+    return function
+
+
 def read_memory(pid: int, address: int, length: int) -> bytes:
     """`length` bytes of `pid`'s memory at `address`, or fewer where a page is unmapped
     (process_vm_readv stops at the first page it cannot read)."""
     if length <= 0:
         return b""
     buffer = ctypes.create_string_buffer(length)
-    local = Iovec(ctypes.cast(buffer, ctypes.c_void_p), length)
-    remote = Iovec(address, length)
-    try:
-        count = _syscall(
-            SYS_process_vm_readv,
-            ctypes.c_int(pid),
-            ctypes.byref(local),
-            ctypes.c_ulong(1),
-            ctypes.byref(remote),
-            ctypes.c_ulong(1),
-            ctypes.c_ulong(0),
-        )
-    except OSError:
-        return b""
-    return buffer.raw[:count]
+    vectors = (Iovec * 2)(Iovec(ctypes.addressof(buffer), length), Iovec(address, length))
+    base = ctypes.addressof(vectors)
+    count = int(_vm_function("process_vm_readv")(pid, base, 1, base + 16, 1, 0))
+    return b"" if count <= 0 else buffer.raw[:count]
 
 
 def read_string(pid: int, address: int, limit: int = 4096) -> bytes | None:
@@ -279,23 +305,67 @@ def read_string(pid: int, address: int, limit: int = 4096) -> bytes | None:
     return None
 
 
+class StringReader:
+    """Reads NUL-terminated strings out of another process into one buffer allocated once: the
+    filesystem observation reads a path per notification, and allocation was most of it."""
+
+    def __init__(self) -> None:
+        self._buffer = ctypes.create_string_buffer(PAGE + 1)
+        self._vectors = (Iovec * 2)()
+        self._vectors[0].base = ctypes.addressof(self._buffer)
+        self._base = ctypes.addressof(self._vectors)
+        self._read = _vm_function("process_vm_readv")
+
+    def read(self, pid: int, address: int, limit: int = 4096) -> bytes | None:
+        """Like read_string: None when unreadable or without a NUL within `limit`."""
+        if address == 0:
+            return None
+        data = b""
+        while len(data) < limit:
+            # Never across a page boundary (a read into an unmapped page fails whole), and
+            # short first: most paths are.
+            length = min(PAGE - (address + len(data)) % PAGE, limit - len(data), 512 << len(data))
+            self._vectors[0].len = length
+            self._vectors[1].base = address + len(data)
+            self._vectors[1].len = length
+            count = int(self._read(pid, self._base, 1, self._base + 16, 1, 0))
+            if count <= 0:
+                return None
+            chunk = ctypes.string_at(self._buffer, count)
+            end = chunk.find(b"\0")
+            if end >= 0:
+                return data + chunk[:end]
+            data += chunk
+        return None
+
+
+class Responder:
+    """Answers notifications from one thread with one response struct."""
+
+    def __init__(self, listener: int) -> None:
+        self._listener = listener
+        self._response = SeccompNotifResp()
+        self._address = ctypes.addressof(self._response)
+
+    def proceed(self, notif_id: int) -> bool:
+        """CONTINUE; False when the task has gone (so the call never ran)."""
+        response = self._response
+        response.id, response.val, response.error = notif_id, 0, 0
+        response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE
+        try:
+            _ioctl(self._listener, SECCOMP_IOCTL_NOTIF_SEND, self._address)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return False
+            raise
+        return True
+
+
 def write_memory(pid: int, address: int, data: bytes) -> bool:
     buffer = ctypes.create_string_buffer(data, len(data))
-    local = Iovec(ctypes.cast(buffer, ctypes.c_void_p), len(data))
-    remote = Iovec(address, len(data))
-    try:
-        count = _syscall(
-            SYS_process_vm_writev,
-            ctypes.c_int(pid),
-            ctypes.byref(local),
-            ctypes.c_ulong(1),
-            ctypes.byref(remote),
-            ctypes.c_ulong(1),
-            ctypes.c_ulong(0),
-        )
-    except OSError:
-        return False
-    return count == len(data)
+    vectors = (Iovec * 2)(Iovec(ctypes.addressof(buffer), len(data)), Iovec(address, len(data)))
+    base = ctypes.addressof(vectors)
+    return int(_vm_function("process_vm_writev")(pid, base, 1, base + 16, 1, 0)) == len(data)
 
 
 def _socket_call(name: str, *args: Any) -> int:

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 CONTAINED = "contained (linux seccomp)"
 OBSERVED = "observed (linux seccomp)"
@@ -55,7 +56,9 @@ class Findings:
     """Every refused attempt, in order (repeats included)."""
     local: Counter[str] = field(default_factory=Counter)
     """Loopback and unix destinations performed: trusted wholesale, but counted."""
-    fs: list[FsEvent] = field(default_factory=list)
+    fs_raw: list[Any] = field(default_factory=list)
+    """The filesystem observation's raw facts (fsobserve.RawFsEvent), appended by the
+    receiver thread alone and worded only when asked for (`fs_events`)."""
     faults: list[str] = field(default_factory=list)
     """Notifications the supervisor could not handle (answered EPERM, never left hanging)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -68,10 +71,11 @@ class Findings:
         with self._lock:
             self.local[destination] += 1
 
-    def observe(self, call: str, flags: str, paths: tuple[str, ...]) -> None:
-        event = FsEvent(call, flags, paths, time.monotonic() - self.started)
-        with self._lock:
-            self.fs.append(event)
+    def fs_events(self) -> list[FsEvent]:
+        from flowproof.containment.fsobserve import describe
+
+        described = (describe(raw, self.started) for raw in list(self.fs_raw))
+        return [event for event in described if event is not None]
 
     def fault(self, text: str) -> None:
         with self._lock:
@@ -84,8 +88,7 @@ class Findings:
 
     def fs_report(self) -> str:
         """The filesystem observation report; empty when the run destroyed nothing."""
-        with self._lock:
-            events = list(self.fs)
+        events = self.fs_events()
         if not events:
             return ""
         lines = [f"filesystem observation: {OBSERVED}; {len(events)} destructive syscall(s)"]

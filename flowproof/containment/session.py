@@ -92,9 +92,15 @@ async def contained_process(
                 process.kill()
             await process.wait()
             raise
-        handlers = {**netcalls.HANDLERS, **(fsobserve.HANDLERS if supervision.observe_fs else {})}
+        observer = fsobserve.FsObserver(listener, supervision.findings)
         supervisor = Supervisor(
-            listener, supervision.policy, supervision.findings, handlers, netcalls.on_foreign
+            listener,
+            supervision.policy,
+            supervision.findings,
+            netcalls.HANDLERS,
+            netcalls.on_foreign,
+            observer.handle if supervision.observe_fs else None,
+            fsobserve.FS_NUMBERS,
         )
         supervisor.start()
         supervision.findings.started = _now()

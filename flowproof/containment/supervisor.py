@@ -77,14 +77,16 @@ class Call:
     def fail(self, code: int) -> None:
         self._send(0, -code, 0)
 
-    def proceed(self) -> None:
-        """Let the kernel run the call as the agent made it (filesystem observation only)."""
-        self._send(0, 0, _linux.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+    def proceed(self) -> bool:
+        """Let the kernel run the call as the agent made it (filesystem observation only);
+        False when the task had already gone, so the call never ran."""
+        return self._send(0, 0, _linux.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
 
-    def _send(self, value: int, error: int, flags: int) -> None:
-        if not self.answered:
-            self.answered = True
-            _linux.notif_send(self.listener, self.id, value, error, flags)
+    def _send(self, value: int, error: int, flags: int) -> bool:
+        if self.answered:
+            return False
+        self.answered = True
+        return _linux.notif_send(self.listener, self.id, value, error, flags)
 
     @contextmanager
     def fd(self, number: int) -> Iterator[int]:
@@ -136,11 +138,14 @@ class Supervisor:
     """Trapped call name → its handler (netcalls.HANDLERS, fsobserve.HANDLERS)."""
     foreign: Handler
     """The handler of a call from another ABI (i386 `int 0x80`, x32)."""
+    filesystem: Callable[[_linux.SeccompNotif], None] | None = None
+    """The filesystem observation's handler (fsobserve.FsObserver.handle), taking the raw
+    notification: the hot path, kept free of the per-call object the network calls get."""
+    filesystem_numbers: frozenset[int] = frozenset()
     _jobs: queue.SimpleQueue[Callable[[], None] | None] = field(default_factory=queue.SimpleQueue)
     _in_flight: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _threads: list[threading.Thread] = field(default_factory=list)
-    _wake: tuple[int, int] = field(default_factory=os.pipe)
     sync_wake_up: bool = False
 
     def start(self) -> None:
@@ -155,23 +160,23 @@ class Supervisor:
             thread.start()
 
     def stop(self, grace: float) -> None:
-        """After the agent's tree is gone: let the receiver see the listener hang up, then wake
-        it anyway, abort calls still in flight, and close the listener (a straggler's trapped
-        calls fail with ENOSYS from then on)."""
+        """After the agent's tree is gone: the receiver ends by itself once no task is left
+        under the filter (its RECV fails with ENOENT and the listener hangs up). Calls still in
+        flight are aborted and the workers stopped. A straggler the driver could not stop (a
+        task stuck in the kernel) keeps the receiver, which then owns the listener and closes
+        it when that task goes."""
         receiver = self._threads[0]
         receiver.join(grace)
-        os.write(self._wake[1], b"x")
         with self._lock:
             for duplicate in self._in_flight:
                 # Wakes a blocking connect in a worker (SYN_SENT is disconnected).
                 _shutdown(duplicate)
         for _ in range(WORKERS):
             self._jobs.put(None)
-        for thread in self._threads:
+        for thread in self._threads[1:]:
             thread.join(grace)
-        os.close(self._wake[0])
-        os.close(self._wake[1])
-        os.close(self.listener)
+        if not receiver.is_alive():
+            os.close(self.listener)
 
     def in_background(self, call: Call, duplicate: int, job: Callable[[], int]) -> None:
         """Run `job` (a call that may block, on `duplicate`, which it owns) on a worker, and
@@ -194,29 +199,38 @@ class Supervisor:
         self._jobs.put(run)
 
     def _receive(self) -> None:
+        # Blocking RECV (the GIL released), woken on the trapping task's CPU where the kernel
+        # can (SYNC_WAKE_UP, 6.6+): across CPUs a poll() first costs several times more.
         self.sync_wake_up = _linux.set_sync_wake_up(self.listener)
+        notif = _linux.SeccompNotif()
+        receive, dispatch = _linux.receiver(self.listener, notif), self._dispatch
+        while True:
+            code = receive()
+            if code == 0:
+                dispatch(notif)
+            elif code == errno.EINTR:
+                continue
+            elif code == errno.ENOENT and not self._no_task_left():
+                continue  # that task died before we took its notification
+            else:
+                return  # no task is left under the filter
+
+    def _no_task_left(self) -> bool:
         poller = select.poll()
         poller.register(self.listener, select.POLLIN)
-        poller.register(self._wake[0], select.POLLIN)
-        notif = _linux.SeccompNotif()
-        while True:
-            events = dict(poller.poll())
-            if self._wake[0] in events:
-                return
-            ready = events.get(self.listener, 0)
-            if ready & select.POLLIN:
-                try:
-                    _linux.notif_recv(self.listener, notif)
-                except OSError as exc:
-                    if exc.errno in (errno.ENOENT, errno.EINTR):
-                        continue  # the task died before we took its notification
-                    return
-                self._dispatch(notif)
-            elif ready & (select.POLLHUP | select.POLLERR):
-                return  # no task is left under the filter
+        return any(event & select.POLLHUP for _, event in poller.poll(0))
 
     def _dispatch(self, notif: _linux.SeccompNotif) -> None:
         data = notif.data
+        if self.filesystem is not None and data.nr in self.filesystem_numbers:
+            if data.arch == AUDIT_ARCH_X86_64:
+                try:
+                    self.filesystem(notif)
+                except Exception as exc:  # noqa: BLE001 - never leave the agent's task waiting
+                    self._fault(
+                        Call(self.listener, notif.id, notif.pid, data.nr, data.arch, ()), exc
+                    )
+                return
         call = Call(self.listener, notif.id, notif.pid, data.nr, data.arch, tuple(data.args))
         try:
             if call.arch != AUDIT_ARCH_X86_64 or call.nr & X32_SYSCALL_BIT:

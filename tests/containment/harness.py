@@ -34,7 +34,7 @@ async def contained(command: list[str], allow: list[str], timeout: float) -> dic
         "stderr": outcome.stderr_tail,
         "blocked": list(findings.blocked_destinations()),
         "local": dict(findings.local),
-        "fs": [str(event) for event in findings.fs],
+        "fs": [str(event) for event in findings.fs_events()],
         "faults": findings.faults,
     }
 
