@@ -73,7 +73,25 @@ class Technique:
     """A program it needs (curl, gcc output); skipped, and said so, without it."""
 
 
-def techniques(bin_dir: Path) -> list[Technique]:
+def _serve_unix(directory: Path) -> Path:
+    """A unix socket server in `directory`, reached by a RELATIVE path from the child."""
+    path = directory / "local.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    path.chmod(0o777)
+    listener.listen(16)
+
+    def serve() -> None:
+        while True:
+            connection, _ = listener.accept()
+            with connection:
+                connection.sendall(b"hello-unix")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return path
+
+
+def techniques(bin_dir: Path, unix: Path) -> list[Technique]:
     py = [sys.executable, str(HERE / "attempts.py")]
     c = lambda name: str(bin_dir / name)  # noqa: E731
     ref = lambda what: f"connect {what}"  # noqa: E731
@@ -215,6 +233,11 @@ def techniques(bin_dir: Path) -> list[Technique]:
             needs="signal_storm",
         ),
         Technique(
+            "AF_UNIX connect by a relative path (resolved in the agent's cwd)",
+            ["sh", "-c", f"cd {unix.parent} && exec {' '.join(py)} unix_relative {unix.name}"],
+            "connected hello-unix",
+        ),
+        Technique(
             "curl, declared",
             ["curl", "-sS", "--max-time", "5", f"http://{DECLARED}:{TCP}/"],
             "",
@@ -267,7 +290,9 @@ def main() -> int:
         _serve_tcp(address, socket.AF_INET6)
     rows = []
     misses = 0
-    for technique in techniques(bin_dir):
+    unix = _serve_unix(Path(tempfile.mkdtemp(prefix="flowproof-unix-")))
+    unix.parent.chmod(0o755)
+    for technique in techniques(bin_dir, unix):
         program = technique.needs
         if program and not (shutil.which(program) or (bin_dir / program).exists()):
             rows.append(

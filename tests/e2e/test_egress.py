@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliResult, flowproof
+from tests.conftest import ENGINE_VARIABLE, ROOT, CliResult, flowproof
 from tests.containment import netns
 from tests.e2e.booking import BOOKING_SCRIPT, KEY
 from tests.e2e.test_url_and_suite import free_port, start_service
@@ -169,3 +169,21 @@ def test_allow_egress_without_the_step_warns_where_nothing_enforces_it(
     assert "add the step `- assert_no_egress` to make the flow fail where containment is " in (
         result.stderr
     )
+
+
+FROZEN = ROOT / "dist" / "flowproof" / "flowproof"
+
+
+@pytest.mark.skipif(not FROZEN.is_file(), reason="dist/flowproof is not built; `make freeze`")
+def test_the_frozen_engine_contains_and_certifies_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trampoline is the engine started again (engine_argv): frozen, the bundle itself."""
+    monkeypatch.setenv(ENGINE_VARIABLE, str(FROZEN))
+    write_egress_spec(tmp_path, [DECLARED_URL])
+    assert in_namespace("record", tmp_path).code == 0
+    write_egress_spec(tmp_path, [DECLARED_URL, UNDECLARED_URL])
+    result = in_namespace("run", tmp_path)
+    assert result.code == 1, result.output
+    assert CONTAINED in result.stderr
+    assert f"refused: connect {netns.UNDECLARED}:{netns.PORT}" in result.stderr
