@@ -193,12 +193,6 @@ def _ioctl(fd: int, request: int, arg: int) -> int:
     return result
 
 
-def notif_recv(listener: int, notif: SeccompNotif) -> None:
-    """Blocks (the GIL released) until a notification arrives. The buffer must be zeroed."""
-    ctypes.memset(ctypes.byref(notif), 0, ctypes.sizeof(notif))
-    _ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, ctypes.addressof(notif))
-
-
 def receiver(listener: int, notif: SeccompNotif) -> Callable[[], int]:
     """A callable that receives the next notification into `notif` → 0, or the errno: the
     receive loop's whole cost per notification, with everything it can bound bound once."""
@@ -287,24 +281,6 @@ def read_memory(pid: int, address: int, length: int) -> bytes:
     return b"" if count <= 0 else buffer.raw[:count]
 
 
-def read_string(pid: int, address: int, limit: int = 4096) -> bytes | None:
-    """A NUL-terminated string of `pid`'s, read a page at a time (a read that crosses into an
-    unmapped page fails whole); None when it cannot be read or has no NUL within `limit`."""
-    if address == 0:
-        return None
-    data = b""
-    while len(data) < limit:
-        chunk_length = min(PAGE - (address + len(data)) % PAGE, limit - len(data))
-        chunk = read_memory(pid, address + len(data), chunk_length)
-        if not chunk:
-            return None
-        end = chunk.find(b"\0")
-        if end >= 0:
-            return data + chunk[:end]
-        data += chunk
-    return None
-
-
 class StringReader:
     """Reads NUL-terminated strings out of another process into one buffer allocated once: the
     filesystem observation reads a path per notification, and allocation was most of it."""
@@ -317,7 +293,8 @@ class StringReader:
         self._read = _vm_function("process_vm_readv")
 
     def read(self, pid: int, address: int, limit: int = 4096) -> bytes | None:
-        """Like read_string: None when unreadable or without a NUL within `limit`."""
+        """The string at `address`, read a page at a time (a read that crosses into an
+        unmapped page fails whole); None when it cannot be read or has no NUL within `limit`."""
         if address == 0:
             return None
         data = b""

@@ -23,6 +23,7 @@ import errno
 import os
 import queue
 import select
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -135,7 +136,7 @@ class Supervisor:
     policy: PinnedPolicy
     findings: Findings
     handlers: dict[str, Handler]
-    """Trapped call name → its handler (netcalls.HANDLERS, fsobserve.HANDLERS)."""
+    """Trapped network call name → its handler (netcalls.HANDLERS)."""
     foreign: Handler
     """The handler of a call from another ABI (i386 `int 0x80`, x32)."""
     filesystem: Callable[[_linux.SeccompNotif], None] | None = None
@@ -227,9 +228,9 @@ class Supervisor:
                 try:
                     self.filesystem(notif)
                 except Exception as exc:  # noqa: BLE001 - never leave the agent's task waiting
-                    self._fault(
-                        Call(self.listener, notif.id, notif.pid, data.nr, data.arch, ()), exc
-                    )
+                    # Observation stops nothing, not even when it fails: let the call run.
+                    self.findings.fault(f"{NAMES.get(data.nr)}: {type(exc).__name__}: {exc}")
+                    Call(self.listener, notif.id, notif.pid, data.nr, data.arch, ()).proceed()
                 return
         call = Call(self.listener, notif.id, notif.pid, data.nr, data.arch, tuple(data.args))
         try:
@@ -260,8 +261,6 @@ class Supervisor:
 
 
 def _shutdown(fd: int) -> None:
-    import socket
-
     try:
         sock = socket.socket(fileno=os.dup(fd))
     except OSError:

@@ -8,6 +8,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import sys
 import threading
 
@@ -191,6 +192,31 @@ def unix_relative(path):
             result("connected", s.recv(64).decode())
         except OSError as exc:
             failed(exc)
+
+
+def scm_rights():
+    """An fd passed over a unix socket: the supervisor performs the sendmsg, so it must send
+    ITS duplicate of each fd the agent named."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"through-the-socket")
+    os.close(write_end)
+    left, right = socket.socketpair()
+    try:
+        socket.send_fds(left, [b"fd"], [read_end])
+        _, fds, _, _ = socket.recv_fds(right, 16, 1)
+        result("passed", os.read(fds[0], 64).decode())
+    except OSError as exc:
+        failed(exc)
+
+
+def scm_credentials():
+    left, right = socket.socketpair()
+    credentials = struct.pack("iII", os.getpid(), os.getuid(), os.getgid())
+    try:
+        left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)])
+        result("sent")
+    except OSError as exc:
+        failed(exc)
 
 
 if __name__ == "__main__":

@@ -237,6 +237,12 @@ def techniques(bin_dir: Path, unix: Path) -> list[Technique]:
             ["sh", "-c", f"cd {unix.parent} && exec {' '.join(py)} unix_relative {unix.name}"],
             "connected hello-unix",
         ),
+        Technique("an fd passed with SCM_RIGHTS", [*py, "scm_rights"], "passed through-the-socket"),
+        Technique(
+            "SCM_CREDENTIALS (checked against the supervisor: refused)",
+            [*py, "scm_credentials"],
+            "refused EPERM",
+        ),
         Technique(
             "curl, declared",
             ["curl", "-sS", "--max-time", "5", f"http://{DECLARED}:{TCP}/"],
