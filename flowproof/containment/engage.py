@@ -40,6 +40,8 @@ class EgressSession:
     """Whether the flow has an assert_no_egress step."""
     policy: Policy | None = None
     findings: Findings = field(default_factory=Findings)
+    unresolved: tuple[str, ...] = ()
+    """Declared host names that resolved to no address when the agent started."""
 
     def evidence(self) -> EgressEvidence:
         blocked = self.findings.blocked_destinations() if self.contained else ()
@@ -58,10 +60,16 @@ class EgressSession:
         )
 
     def warnings(self) -> list[str]:
-        """allow_egress without assert_no_egress, where nothing enforced it: say so."""
+        """allow_egress without assert_no_egress, where nothing enforced it: say so; and a
+        declared name that resolved to nothing."""
+        found = [
+            f"allow_egress names {host}, which resolved to no address when the agent started; "
+            "a connection to it is refused unless it resolves when the agent connects"
+            for host in self.unresolved
+        ]
         if self.contained or self.asserted or not self.entries:
-            return []
-        return [
+            return found
+        return found + [
             f"allow_egress ({', '.join(self.entries)}) was not enforced: this run was "
             f"{self.tier}, so the agent could reach anything; add the step "
             "`- assert_no_egress` to make the flow fail where containment is unavailable"

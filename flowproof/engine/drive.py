@@ -65,6 +65,7 @@ async def _launcher(egress: EgressSession | None) -> Launcher:
 
     # Declared host names are resolved now, before the agent starts, and pinned.
     pinned = await asyncio.to_thread(PinnedPolicy, egress.policy)
+    egress.unresolved = pinned.unresolved()
     return SeccompLauncher(Supervision(pinned, egress.findings))
 
 

@@ -37,17 +37,26 @@ def available() -> str:
     return ""
 
 
+DECLARED_NAME, UNDECLARED_NAME = "api.declared.test", "exfil.undeclared.test"
+
+
 def prefix(ready: Path, script: str = "booking") -> tuple[str, ...]:
     """Prefix for `flowproof(...)`: a namespace with the stand-ins up and
-    FLOWPROOF_AGENT_UPSTREAM pointing at the scripted upstream inside it."""
+    FLOWPROOF_AGENT_UPSTREAM pointing at the scripted upstream inside it. A mount namespace
+    too, whose /etc/hosts names the two stand-ins (DECLARED_NAME, UNDECLARED_NAME)."""
+    hosts = ready.with_name(ready.name + ".hosts")
+    hosts.write_text(
+        f"127.0.0.1 localhost\n{DECLARED} {DECLARED_NAME}\n{UNDECLARED} {UNDECLARED_NAME}\n"
+    )
     setup = (
-        "set -e; ip link set lo up; "
+        f"set -e; mount --bind {hosts} /etc/hosts; ip link set lo up; "
         f"ip addr add {DECLARED}/32 dev lo; ip addr add {UNDECLARED}/32 dev lo; "
         f'PYTHONPATH="{ROOT}" "{sys.executable}" -m tests.containment.netns "$READY" "$SCRIPT" & '
         'for i in $(seq 200); do [ -s "$READY" ] && break; sleep 0.05; done; '
         f'export {UPSTREAM_VARIABLE}="$(cat "$READY")"; exec "$@"'
     )
-    return ("env", f"READY={ready}", f"SCRIPT={script}", "unshare", "-n", "sh", "-c", setup, "sh")
+    namespaces = ("unshare", "-n", "-m", "--propagation", "private")
+    return ("env", f"READY={ready}", f"SCRIPT={script}", *namespaces, "sh", "-c", setup, "sh")
 
 
 def _serve_http(address: str) -> None:

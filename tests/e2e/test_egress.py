@@ -29,8 +29,10 @@ UNDECLARED_URL = f"http://{netns.UNDECLARED}:{netns.PORT}/exfil"
 CONTAINED = "containment: contained (linux seccomp)"
 
 
-def write_egress_spec(directory: Path, fetch: list[str], *, allow: bool = True) -> Path:
-    allow_block = f"  allow_egress:\n    - {netns.DECLARED}:{netns.PORT}\n" if allow else ""
+def write_egress_spec(
+    directory: Path, fetch: list[str], *, allow: str = f"{netns.DECLARED}:{netns.PORT}"
+) -> Path:
+    allow_block = f"  allow_egress:\n    - {allow}\n" if allow else ""
     spec = (
         textwrap.dedent(f"""\
         name: Booking agent reaches only its declared API
@@ -187,3 +189,16 @@ def test_the_frozen_engine_contains_and_certifies_the_same(
     assert result.code == 1, result.output
     assert CONTAINED in result.stderr
     assert f"refused: connect {netns.UNDECLARED}:{netns.PORT}" in result.stderr
+
+
+def test_a_declared_host_name_is_resolved_by_flowproof_and_pinned(tmp_path: Path) -> None:
+    """The names resolve through the namespace's own /etc/hosts to the two stand-ins."""
+    declared = f"http://{netns.DECLARED_NAME}:{netns.PORT}/weather"
+    undeclared = f"http://{netns.UNDECLARED_NAME}:{netns.PORT}/exfil"
+    write_egress_spec(tmp_path, [declared], allow=f"{netns.DECLARED_NAME}:{netns.PORT}")
+    recorded = in_namespace("record", tmp_path)
+    assert recorded.code == 0, recorded.output
+    write_egress_spec(tmp_path, [declared, undeclared], allow=f"{netns.DECLARED_NAME}:{netns.PORT}")
+    result = in_namespace("run", tmp_path)
+    assert result.code == 1, result.output
+    assert f"refused: connect {netns.UNDECLARED}:{netns.PORT};" in result.stderr

@@ -141,3 +141,12 @@ def test_allow_egress_without_the_step_warns_where_uncontained() -> None:
     ]
     assert EgressSession(CONTAINED, True, ("198.51.100.9:443",), False).warnings() == []
     assert EgressSession("not contained (r)", False, ("x:1",), True).warnings() == []
+
+
+def test_a_declared_name_that_resolves_to_nothing_is_a_warning() -> None:
+    session = EgressSession(CONTAINED, True, ("nowhere.invalid:443",), True)
+    session.unresolved = ("nowhere.invalid",)
+    assert session.warnings() == [
+        "allow_egress names nowhere.invalid, which resolved to no address when the agent "
+        "started; a connection to it is refused unless it resolves when the agent connects"
+    ]
