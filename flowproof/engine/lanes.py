@@ -10,17 +10,20 @@ changes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from flowproof._registry import refuse_clash
 from flowproof.assertions.secrets import Body
-from flowproof.assertions.trajectory import Trajectory
+from flowproof.assertions.trajectory import ToolCall, Trajectory
 from flowproof.dialects import dialect_named
-from flowproof.engine.tracediff import diff_traces
+from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
 from flowproof.matching.match import TurnMatcher
+from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, describe
 from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
 from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
 
@@ -55,6 +58,10 @@ class LaneKind:
         """The trajectory this lane establishes, if it is the one the assertions read."""
         return None
 
+    def executed(self, lane: Lane) -> list[ToolCall]:
+        """The tool calls this lane saw EXECUTED (the tool boundary), if it is one."""
+        return []
+
 
 class ModelLane(LaneKind):
     """Model turns: matched strictly by body, each at most once (matching/match.py)."""
@@ -88,6 +95,56 @@ class ModelLane(LaneKind):
 
 MODEL = ModelLane()
 """The model lane's kind, typed as such (replay asks it for its matcher); kinds are stateless."""
+
+
+class McpLaneKind(LaneKind):
+    """An MCP server's JSON-RPC (mcp/lane.py): calls matched by content, each at most once;
+    notifications and server requests re-emitted at their anchors, never matched."""
+
+    kind = "mcp"
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        found = []
+        for number, entry in enumerate(lane.entries, 1):
+            if isinstance(entry, Notice):
+                found.append(Body(f"{lane.name} entry {number} notification", entry.message))
+                continue
+            found.append(Body(f"{lane.name} entry {number} request", entry.request))
+            found.append(Body(f"{lane.name} entry {number} answer", entry.answer))
+        return found
+
+    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+        rows = []
+        for number, entry in enumerate(lane.entries, 1):
+            message = entry.message if isinstance(entry, Notice) else entry.request
+            rows.append(
+                TimelineEntry(
+                    lane=lane.name,
+                    turn=number,
+                    dialect=_MCP_ROWS[type(entry)],
+                    known=True,
+                    tool_calls=[ToolCallRecord(name=describe(message), arguments=message)],
+                    text=None if isinstance(entry, Notice) else json.dumps(entry.answer),
+                )
+            )
+        return rows
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        return diff_mcp_lanes(old, new)
+
+    def executed(self, lane: Lane) -> list[ToolCall]:
+        server = lane.name.removeprefix(LANE_PREFIX)
+        calls = []
+        for number, entry in enumerate(e for e in lane.entries if isinstance(e, Call)):
+            if entry.tool is None:
+                continue
+            arguments = (entry.request.get("params") or {}).get("arguments", {})
+            raw = json.dumps(arguments, ensure_ascii=False)
+            calls.append(ToolCall(f"{server}/{entry.tool}", arguments, raw, number))
+        return calls
+
+
+_MCP_ROWS = {Call: "mcp call", Notice: "mcp notification", ServerRequest: "mcp server request"}
 
 
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
@@ -132,12 +189,14 @@ def timeline(lanes: Sequence[Lane]) -> list[TimelineEntry]:
 
 
 def trajectory(lanes: Sequence[Lane]) -> Trajectory:
-    """The trajectory the assertions judge: today the model lane's."""
-    for lane in lanes:
-        found = lane_kind(lane).trajectory(lane)
-        if found is not None:
-            return found
-    return build_trajectory(())
+    """The trajectory the assertions judge: the model lane's, with the calls every tool
+    boundary lane saw executed beside it."""
+    found = next(
+        (t for lane in lanes if (t := lane_kind(lane).trajectory(lane)) is not None),
+        build_trajectory(()),
+    )
+    executed = tuple(call for lane in lanes for call in lane_kind(lane).executed(lane))
+    return replace(found, executed=executed)
 
 
 def trace_changes(old: Trace, new: Trace) -> list[str]:
