@@ -27,6 +27,8 @@ from flowproof.matching.divergence import Divergence, find_difference
 
 LANE_PREFIX = "mcp."
 META = "_meta"
+PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+"""Where a modern (2026-07-28) request carries its protocol version; matched like the rest."""
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 IGNORED_META = ("progressToken", CLIENT_INFO, CLIENT_CAPABILITIES)

@@ -23,6 +23,8 @@ from typing import Any
 
 from flowproof.matching.divergence import Divergence, find_difference
 from flowproof.mcp.lane import (
+    META,
+    PROTOCOL_VERSION,
     Call,
     CallMatcher,
     Entry,
@@ -46,21 +48,32 @@ class McpToolMock:
     repeat: bool
 
 
-def tool_result(result: Any) -> dict[str, Any]:
-    """A spec `result:` as an MCP CallToolResult.
+def tool_result(result: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """A spec `result:` as an MCP CallToolResult, for the protocol era `request` speaks.
 
     A mapping that already has `content` is taken as a whole CallToolResult (so a flow can
     mock `isError: true`). Any other value becomes one text item holding it (a string as is,
     anything else as JSON), and a mapping is also given as `structuredContent`, which clients
-    validate against a tool's output schema.
+    validate against a tool's output schema. A request of the modern protocol (2026-07-28,
+    which stamps its version into `_meta`) requires `resultType` on every result; older
+    clients refuse keys they do not know, so only it gets one.
     """
     if isinstance(result, dict) and "content" in result:
-        return result
-    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-    answer: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-    if isinstance(result, dict):
-        answer["structuredContent"] = result
+        answer = dict(result)
+    else:
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+        answer = {"content": [{"type": "text", "text": text}]}
+        if isinstance(result, dict):
+            answer["structuredContent"] = result
+    if _is_modern(request):
+        answer.setdefault("resultType", "complete")
     return answer
+
+
+def _is_modern(request: dict[str, Any]) -> bool:
+    params = request.get("params")
+    meta = params.get(META) if isinstance(params, dict) else None
+    return isinstance(meta, dict) and PROTOCOL_VERSION in meta
 
 
 @dataclass(slots=True)
@@ -104,9 +117,9 @@ class McpServer:
         used = self._mock_uses.get(tool, 0)
         self._mock_uses[tool] = used + 1
         if used < len(mock.results):
-            return {"result": tool_result(mock.results[used])}
+            return {"result": tool_result(mock.results[used], request)}
         if mock.repeat:
-            return {"result": tool_result(mock.results[-1])}
+            return {"result": tool_result(mock.results[-1], request)}
         message = (
             f"flowproof: tool {tool} was called {used + 1} times but its mcp `results:` list "
             f"has {len(mock.results)}"
