@@ -28,7 +28,6 @@ from aiohttp import web
 from flowproof._tasks import create_task
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
-    BATCH,
     SERVER_REQUESTS,
     Message,
     Replayer,
@@ -36,6 +35,7 @@ from flowproof.mcp.messages import (
     is_notification,
     is_request,
     parsed,
+    refuse_batch,
     unsupported_server_request,
 )
 from flowproof.mcp.server import McpServer
@@ -44,6 +44,7 @@ LOOPBACK = "127.0.0.1"
 ENDPOINT = "/mcp"
 REPLAY_SESSION = "flowproof-replay"
 MAX_BODY_BYTES = 64 * 1024 * 1024
+STREAM_POLL_SECONDS = 0.5
 _END = object()
 
 
@@ -112,8 +113,7 @@ class HttpStandIn:
         raw = await request.read()
         message = parsed(raw)
         if isinstance(message, list):
-            self.server.traffic.fail(f"{self.server.lane}: the agent POSTed a JSON-RPC batch")
-            return _json(400, {"jsonrpc": "2.0", "id": None, "error": _err(BATCH)})
+            return _json(400, refuse_batch(self.server))
         if message is None:
             return _json(400, {"jsonrpc": "2.0", "id": None, "error": _err("not JSON-RPC")})
         if upstream is None:
@@ -203,7 +203,7 @@ class HttpStandIn:
         self._stream = queue
         try:
             await response.prepare(request)
-            while (message := await queue.get()) is not _END:
+            while (message := await _next(queue, request)) is not _END:
                 data = json.dumps(message, ensure_ascii=False)
                 await response.write(f"event: message\ndata: {data}\n\n".encode())
         except ConnectionError:
@@ -216,6 +216,18 @@ class HttpStandIn:
 
     async def _bridge(self, request: web.Request, upstream: Any) -> None:
         await upstream.get(request.headers, self._from_server)
+
+
+async def _next(queue: asyncio.Queue[Any], request: web.Request) -> Any:
+    """The next message for the GET stream, or _END once the agent has hung up: aiohttp does
+    not cancel a handler whose client went away, and a stream held open for a gone agent
+    would refuse its next GET as a second one."""
+    while True:
+        try:
+            return await asyncio.wait_for(queue.get(), STREAM_POLL_SECONDS)
+        except TimeoutError:
+            if request.transport is None or request.transport.is_closing():
+                return _END
 
 
 def _answers(received: Message, request: Message) -> bool:

@@ -50,6 +50,12 @@ def error(message_id: Any, text: str) -> Message:
     return {"jsonrpc": "2.0", "id": message_id, "error": {"code": DIVERGED, "message": text}}
 
 
+def refuse_batch(server: McpServer) -> Message:
+    """A batch fails the flow (half-serving one would corrupt the lane); the agent is told why."""
+    server.traffic.fail(f"{server.lane}: the agent sent a JSON-RPC batch, which MCP no longer has")
+    return error(None, BATCH)
+
+
 def unsupported_server_request(server: McpServer, method: str) -> None:
     server.traffic.fail(
         f"{server.lane}: the real MCP server sent a server-initiated request ({method}) that "

@@ -27,16 +27,15 @@ from flowproof.drivers.process import GRACE_SECONDS, stop_tree
 from flowproof.engine_argv import engine_argv
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
-    BATCH,
     SERVER_REQUESTS,
     Message,
     Replayer,
     Send,
-    error,
     id_key,
     is_notification,
     is_request,
     parsed,
+    refuse_batch,
     unsupported_server_request,
 )
 from flowproof.mcp.server import McpServer
@@ -154,7 +153,7 @@ async def _replay(server: McpServer, reader: asyncio.StreamReader, send: Send) -
     async for line in _lines(reader):
         message = parsed(line)
         if isinstance(message, list):
-            await send(error(None, BATCH))
+            await send(refuse_batch(server))
         elif message is None:
             continue
         elif is_request(message):
@@ -241,7 +240,7 @@ class _RecordRelay:
         async for line in _lines(reader):
             message = parsed(line)
             if isinstance(message, list):
-                await self.send(error(None, BATCH))
+                await self.send(refuse_batch(self.server))
                 continue
             if message is None:
                 continue
