@@ -74,6 +74,10 @@ async def notify(text: str, ctx: Context) -> str:
     log_call("notify", {"text": text})
     await ctx.info(f"notify: {text}")
     await ctx.report_progress(1, 1, f"notified {text}")  # a no-op without a progressToken
+    # npm @modelcontextprotocol/sdk 1.32.2 runs notification handlers a microtask later but
+    # settles the response at once: a progress notification read in the same chunk as its
+    # response finds its handler gone and is dropped. A pause keeps them in separate reads.
+    await asyncio.sleep(0.05)
     return f"notified {text}"
 
 
