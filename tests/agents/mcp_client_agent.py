@@ -27,14 +27,13 @@ import argparse
 import asyncio
 import json
 import os
-import re
-import shlex
 import sys
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 warnings.simplefilter("ignore")  # sampling/roots/logging are "deprecated as of 2026-07-28"
 
+import mcp_contract as contract  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
@@ -54,31 +53,17 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def fail(message: str, code: int = 2) -> None:
-    print(f"mcp_client_agent: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-def env_name(server: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", server).upper()
+def fail(message: str, code: int = 2) -> NoReturn:
+    contract.fail("mcp_client_agent", message, code)
 
 
 def server_target(server: str) -> StdioServerParameters | str:
     """The stdio parameters or the URL the contract's environment names for this server."""
-    name = env_name(server)
-    command = os.environ.get(f"FLOWPROOF_MCP_SERVER_{name}")
-    url = os.environ.get(f"FLOWPROOF_MCP_URL_{name}")
-    if command and url:
-        fail(f"both FLOWPROOF_MCP_SERVER_{name} and FLOWPROOF_MCP_URL_{name} are set; set one")
-    if url:
-        return url
-    if command:
-        argv = shlex.split(command)
-        if not argv:
-            fail(f"FLOWPROOF_MCP_SERVER_{name} is empty")
-        return StdioServerParameters(command=argv[0], args=argv[1:])
-    fail(f"neither FLOWPROOF_MCP_SERVER_{name} nor FLOWPROOF_MCP_URL_{name} is set")
-    raise AssertionError  # unreachable
+    target = contract.server_target("mcp_client_agent", server)
+    if target.url is not None:
+        return target.url
+    assert target.argv is not None
+    return StdioServerParameters(command=target.argv[0], args=target.argv[1:])
 
 
 def parse_calls(raw: str | None) -> list[dict[str, Any]]:
@@ -154,9 +139,7 @@ async def modern(target: StdioServerParameters | str, calls: list[dict[str, Any]
 
 
 async def classic(target: StdioServerParameters | str, calls: list[dict[str, Any]], parallel: bool):
-    transport = (
-        streamable_http_client(target) if isinstance(target, str) else stdio_client(target)
-    )
+    transport = streamable_http_client(target) if isinstance(target, str) else stdio_client(target)
     async with transport as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(
@@ -179,13 +162,14 @@ def main() -> None:
     parser.add_argument("--calls", help="the task as JSON (overrides FLOWPROOF_PROMPT)")
     args = parser.parse_args()
     target = server_target(args.server)
-    calls = parse_calls(args.calls if args.calls is not None else os.environ.get("FLOWPROOF_PROMPT"))
+    calls = parse_calls(
+        args.calls if args.calls is not None else os.environ.get("FLOWPROOF_PROMPT")
+    )
     run = modern if args.mode == "modern" else classic
     try:
         lines = asyncio.run(run(target, calls, args.parallel))
     except Exception as error:  # the session failed: say so plainly, not with a traceback
-        detail = "; ".join(str(e) for e in getattr(error, "exceptions", [error])) or repr(error)
-        fail(f"MCP session with {args.server!r} failed: {type(error).__name__}: {detail}", 1)
+        fail(f"MCP session with {args.server!r} failed: {contract.describe(error)}", 1)
     for call, line in zip(calls, lines, strict=True):
         print(f"RESULT {call['name']} {line}")
 

@@ -97,9 +97,7 @@ def want_roots() -> ListRoots:
 # 2026-07-28 it answers the first tools/call with an InputRequiredResult and runs the body when
 # the client retries with the answers (MRTR). The body, and so the --log line, runs once.
 @server.tool()
-def ask_model(
-    prompt: str, sampled: Annotated[CreateMessageResult, Resolve(sample_prompt)]
-) -> str:
+def ask_model(prompt: str, sampled: Annotated[CreateMessageResult, Resolve(sample_prompt)]) -> str:
     """Ask the client's model (sampling/createMessage) and return what it sampled."""
     log_call("ask_model", {"prompt": prompt})
     content = sampled.content

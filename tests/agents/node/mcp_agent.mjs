@@ -133,7 +133,11 @@ client.setRequestHandler(ListRootsRequestSchema, async () => ({
 }));
 // The SDK reports protocol trouble it does not throw (a progress notification for a finished
 // request, say) through onerror; show it rather than lose it.
-client.onerror = (error) => process.stderr.write(`MCP-ERROR ${error?.message ?? error}\n`);
+// (close() aborts the HTTP GET stream and reports that too: noise, so it is not shown.)
+let closing = false;
+client.onerror = (error) => {
+  if (!closing) process.stderr.write(`MCP-ERROR ${error?.message ?? error}\n`);
+};
 client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
   console.log(`NOTIFY log ${JSON.stringify(notification.params)}`);
 });
@@ -161,8 +165,10 @@ try {
     for (const [i, c] of calls.entries()) lines.push(await one(i, c));
   }
 } catch (error) {
+  closing = true;
   await client.close().catch(() => {});
   fail(`MCP session with '${args.server}' failed: ${error?.message ?? error}`, 1);
 }
+closing = true;
 await client.close();
 calls.forEach((c, i) => console.log(`RESULT ${c.name} ${lines[i]}`));
