@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests import mcp_servers as fx
@@ -197,14 +198,34 @@ def test_node_agent_against_server_everything(transport: str, everything_http) -
     assert "file:///tmp/flowproof-roots" in results[2]
     assert results[3].startswith("RESULT trigger-long-running-operation ")
     assert "Steps: 2." in results[3]
-    assert [(n["call"], n["progress"], n["total"]) for n in run.notified("progress")] == [
-        (3, 1, 2),
-        (3, 2, 2),
-    ], run.stdout
+    # server-everything sends its last progress notification right before the result; the npm
+    # SDK settles the result at once but runs notification handlers a microtask later, so that
+    # last one, read in the same chunk, is often dropped ("unknown token"). The first is not.
+    progress = [(n["call"], n["progress"], n["total"]) for n in run.notified("progress")]
+    assert progress in ([(3, 1, 2)], [(3, 1, 2), (3, 2, 2)]), run.stdout
+
+
+@needs_node
+def test_python_modern_agent_falls_back_on_server_everything() -> None:
+    """server-everything refuses server/discover (-32601), so mcp.Client falls back to
+    initialize; sampling then comes as a real sampling/createMessage request mid-call."""
+    task = [
+        {"name": "echo", "arguments": {"message": "fallback"}},
+        {"name": "trigger-sampling-request", "arguments": {"prompt": "hey", "maxTokens": 20}},
+    ]
+    run = run_agent(
+        python_agent("modern", "--calls", json.dumps(task)),
+        fx.stdio_env("tools", fx.everything_argv()),
+    )
+    assert run.code == 0, run.stderr
+    assert "protocol 2025-11-25" in run.stderr.splitlines(), run.stderr
+    results = run.results()
+    assert results[0] == 'RESULT echo {"content":[{"type":"text","text":"Echo: fallback"}]}'
+    assert "sampled: Resource trigger-sampling-request context: hey" in results[1], results
 
 
 SLOW_THEN_FAST = [
-    {"name": "slow_echo", "arguments": {"text": "slow", "delay_ms": 900}},
+    {"name": "slow_echo", "arguments": {"text": "slow", "delay_ms": 600}},
     {"name": "slow_echo", "arguments": {"text": "fast", "delay_ms": 30}},
 ]
 
@@ -233,18 +254,27 @@ def test_parallel_calls_are_answered_out_of_order(client: str, tmp_path: Path) -
     slow, fast = logged(log)
     assert (slow["arguments"]["text"], fast["arguments"]["text"]) == ("slow", "fast")
     # the fast call reached the server while the slow one was still sleeping
-    assert fast["at"] - slow["at"] < 0.5, (slow, fast)
+    assert fast["at"] - slow["at"] < 0.4, (slow, fast)
 
 
-def test_sequential_calls_are_answered_in_order(tmp_path: Path) -> None:
+def test_sequential_calls_are_answered_in_order(tools_http) -> None:
     """The control for the test above: without --parallel the slow call is answered first."""
-    env = {
-        **fx.stdio_env("tools", fx.tools_server_argv(log=tmp_path / "calls.jsonl")),
-        "FLOWPROOF_PROMPT": json.dumps(SLOW_THEN_FAST),
-    }
+    server, _log = tools_http
+    env = {**fx.url_env("tools", server.url), "FLOWPROOF_PROMPT": json.dumps(SLOW_THEN_FAST)}
     run = run_agent(python_agent("classic"), env)
     assert run.code == 0, run.stderr
     assert run.answered() == [0, 1], run.stderr
+
+
+def test_http_servers_listen_on_loopback_only(tools_http, everything_http) -> None:
+    for server in (tools_http[0], everything_http):
+        listening = [
+            c.laddr
+            for c in psutil.Process(server.process.pid).net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
+        assert listening, f"nothing listens in {server.process.args}"
+        assert {(a.ip, a.port) for a in listening} == {("127.0.0.1", server.port)}, listening
 
 
 def test_agents_report_a_missing_server_clearly() -> None:
