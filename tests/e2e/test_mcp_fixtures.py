@@ -92,7 +92,7 @@ def everything_http() -> Iterator[fx.HttpServer]:
 def tools_target(transport: str, tmp_path: Path, tools_http) -> tuple[dict[str, str], Path]:
     """The contract environment naming server `tools` over `transport`, and its call log."""
     if transport == "stdio":
-        log = tmp_path / "calls.jsonl"
+        log = tmp_path / "the agent's \"call\" log $HOME.jsonl"  # quoting must survive the split
         return fx.stdio_env("tools", fx.tools_server_argv(log=log)), log
     server, log = tools_http
     return fx.url_env("tools", server.url), log
