@@ -92,7 +92,7 @@ def everything_http() -> Iterator[fx.HttpServer]:
 def tools_target(transport: str, tmp_path: Path, tools_http) -> tuple[dict[str, str], Path]:
     """The contract environment naming server `tools` over `transport`, and its call log."""
     if transport == "stdio":
-        log = tmp_path / "the agent's \"call\" log $HOME.jsonl"  # quoting must survive the split
+        log = tmp_path / 'the agent\'s "call" log $HOME.jsonl'  # quoting must survive the split
         return fx.stdio_env("tools", fx.tools_server_argv(log=log)), log
     server, log = tools_http
     return fx.url_env("tools", server.url), log
@@ -317,10 +317,10 @@ def test_openai_agents_agent_uses_the_mcp_tools(
     ]
 
 
-def guard_script() -> list:
+def guard_script(victim: str = "/srv/guard-victim.txt") -> list:
     return [
         calls(
-            tool_call("delete_file", {"path": "/srv/guard-victim.txt"}, "call_delete"),
+            tool_call("delete_file", {"path": victim}, "call_delete"),
             tool_call("add", {"a": 40, "b": 2}, "call_add"),
         ),
         text("Planned; nothing deleted."),
@@ -356,19 +356,17 @@ def test_guard_agent_refuses_in_code(
 
 
 def test_guard_agent_without_refuse_executes_everything(
-    tmp_path: Path, upstream: ScriptedUpstream
+    tools_http, upstream: ScriptedUpstream
 ) -> None:
-    log = tmp_path / "calls.jsonl"
-    upstream.script = guard_script()
+    server, log = tools_http
+    upstream.script = guard_script("/srv/unguarded.txt")
     run = run_agent(
         [sys.executable, str(fx.GUARD_AGENT), "--server", "tools"],
-        {
-            **fx.stdio_env("tools", fx.tools_server_argv(log=log)),
-            **model_env(upstream),
-            "FLOWPROOF_PROMPT": "Tidy the server.",
-        },
+        {**fx.url_env("tools", server.url), **model_env(upstream), "FLOWPROOF_PROMPT": "Tidy up."},
     )
     assert run.code == 0, run.stderr
-    assert [e["tool"] for e in logged(log)] == ["delete_file", "add"]
+    assert {"tool": "delete_file", "arguments": {"path": "/srv/unguarded.txt"}} in [
+        {"tool": e["tool"], "arguments": e["arguments"]} for e in logged(log)
+    ]
     tool_messages = [m for m in upstream.received[1].body["messages"] if m["role"] == "tool"]
-    assert [m["content"] for m in tool_messages] == ["deleted /srv/guard-victim.txt", "42"]
+    assert [m["content"] for m in tool_messages] == ["deleted /srv/unguarded.txt", "42"]
