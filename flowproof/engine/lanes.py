@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from flowproof._registry import refuse_clash
 from flowproof.assertions.secrets import Body
@@ -23,8 +23,14 @@ from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
 from flowproof.matching.match import TurnMatcher
-from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, describe
-from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
+from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, tool_name
+from flowproof.runrecord.model import (
+    McpTimelineEntry,
+    TimelineEntry,
+    TimelineRow,
+    ToolCallRecord,
+    ToolResultRecord,
+)
 from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
 
 
@@ -47,7 +53,8 @@ class LaneKind:
         """Every body the secret scan reads, labelled for its messages."""
         raise NotImplementedError
 
-    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
+        """The run record's rows for the lane's entries, in the lane's order."""
         raise NotImplementedError
 
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
@@ -113,18 +120,32 @@ class McpLaneKind(LaneKind):
             found.append(Body(f"{lane.name} entry {number} answer", entry.answer))
         return found
 
-    def timeline(self, lane: Lane) -> list[TimelineEntry]:
-        rows = []
+    def timeline(self, lane: Lane) -> list[McpTimelineEntry]:
+        """One row per entry: what a reader of the evidence needs without the trace (server,
+        method, tool and arguments, the answer or error, mocked or not, a notice's anchor)."""
+        server = lane.name.removeprefix(LANE_PREFIX)
+        rows, calls = [], 0
         for number, entry in enumerate(lane.entries, 1):
             message = entry.message if isinstance(entry, Notice) else entry.request
+            params: Any = message.get("params")
+            tool = tool_name(message)
+            answer = {} if isinstance(entry, Notice) else entry.answer
+            if isinstance(entry, Call):
+                calls += 1
             rows.append(
-                TimelineEntry(
+                McpTimelineEntry(
                     lane=lane.name,
-                    turn=number,
-                    dialect=_MCP_ROWS[type(entry)],
-                    known=True,
-                    tool_calls=[ToolCallRecord(name=describe(message), arguments=message)],
-                    text=None if isinstance(entry, Notice) else json.dumps(entry.answer),
+                    server=server,
+                    entry=number,
+                    kind=_MCP_ROWS[type(entry)],
+                    call=calls if isinstance(entry, Call) else None,
+                    method=str(message.get("method", "?")),
+                    tool=tool,
+                    arguments=params.get("arguments") if tool is not None else params,
+                    result=answer.get("result"),
+                    error=answer.get("error"),
+                    mocked=isinstance(entry, Call) and entry.mocked,
+                    after=None if isinstance(entry, Call) else entry.after,
                 )
             )
         return rows
@@ -144,7 +165,11 @@ class McpLaneKind(LaneKind):
         return calls
 
 
-_MCP_ROWS = {Call: "mcp call", Notice: "mcp notification", ServerRequest: "mcp server request"}
+_MCP_ROWS: dict[type, Literal["call", "notification", "server_request"]] = {
+    Call: "call",
+    Notice: "notification",
+    ServerRequest: "server_request",
+}
 
 
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
@@ -184,7 +209,7 @@ def all_bodies(lanes: Sequence[Lane]) -> list[Body]:
     return [body for lane in lanes for body in lane_kind(lane).bodies(lane)]
 
 
-def timeline(lanes: Sequence[Lane]) -> list[TimelineEntry]:
+def timeline(lanes: Sequence[Lane]) -> list[TimelineRow]:
     return [row for lane in lanes for row in lane_kind(lane).timeline(lane)]
 
 
