@@ -70,8 +70,7 @@ async def run_flow(
 
     expected = strategy.expected_turns
     reasons = boundary_reasons(traffic, driven.outcome, expected, spec.agent.timeout, port)
-    if not reasons:
-        reasons = strategy.tool_boundary_reasons(tool_boundary)
+    reasons += strategy.tool_boundary_reasons(tool_boundary, reasons)
     served = traffic.snapshot()
     trajectory = lanes.trajectory(served)
     verdicts: tuple[Verdict, ...] = ()

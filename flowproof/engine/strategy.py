@@ -49,10 +49,11 @@ class Strategy(Protocol):
     def expected_turns(self) -> int | None:
         """Model turns the flow must serve; None when any number is fine."""
 
-    def tool_boundary_reasons(self, boundary: McpBoundary) -> list[str]:
-        """Why the MCP boundary failed once the agent has gone: servers never contacted at
-        record (a trace without their lanes would replay nothing), calls left unserved at
-        replay."""
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        """Why the MCP boundary failed once the agent has gone, given the boundary `reasons`
+        found so far: servers never contacted at record (a trace without their lanes would
+        replay nothing), calls left unserved at replay (only when nothing failed before, since
+        a flow cut short leaves calls unserved as a matter of course)."""
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -87,8 +88,8 @@ class Replay:
     def expected_turns(self) -> int | None:
         return len(self.previous.turns) if self.previous else 0
 
-    def tool_boundary_reasons(self, boundary: McpBoundary) -> list[str]:
-        return boundary.unserved()
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        return [] if reasons else boundary.unserved()
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -122,7 +123,7 @@ class Record:
     def expected_turns(self) -> int | None:
         return None
 
-    def tool_boundary_reasons(self, boundary: McpBoundary) -> list[str]:
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return boundary.never_contacted()
 
     def finish(

@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from flowproof.mcp.http import HttpStandIn
-from flowproof.mcp.lane import describe, lane_name
+from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
 from flowproof.mcp.server import McpServer, McpToolMock
 from flowproof.mcp.stdio import RealServer, StdioStandIns
 from flowproof.proxy.traffic import Traffic
@@ -31,6 +31,8 @@ class McpBoundary:
     servers: dict[str, McpServer]
     stdio: StdioStandIns | None
     http: dict[str, HttpStandIn]
+    undeclared: tuple[str, ...] = ()
+    """At replay: MCP lanes of the trace whose server the spec no longer declares."""
 
     def handles(self) -> dict[str, str]:
         """`${flowproof.mcp_server.<name>}` and `${flowproof.mcp_url.<name>}`."""
@@ -75,7 +77,11 @@ class McpBoundary:
 
     def unserved(self) -> list[str]:
         """At replay: recorded calls the agent never made, per server."""
-        reasons = []
+        reasons = [
+            f"the trace has a lane {lane} for an MCP server the spec no longer declares; "
+            "declare it under mcp: again, or re-record the flow"
+            for lane in self.undeclared
+        ]
         for server in self.servers.values():
             left = server.unserved()
             if not left:
@@ -132,7 +138,13 @@ async def mcp_boundary(
                 upstream = None if served_from is not None else resolve(spec.url, environ)
                 stand_in = HttpStandIn(servers[spec.name], upstream, spec.port or 0)
                 http[spec.name] = await stack.enter_async_context(stand_in.serving())
-        yield McpBoundary(specs, servers, stdio, http)
+        declared = {lane_name(spec.name) for spec in specs}
+        undeclared = tuple(
+            lane.name
+            for lane in (served_from.lanes if served_from is not None else ())
+            if lane.name.startswith(LANE_PREFIX) and lane.name not in declared and lane.entries
+        )
+        yield McpBoundary(specs, servers, stdio, http, undeclared)
 
 
 def _mocks(spec: McpServerSpec) -> dict[str, McpToolMock]:

@@ -62,7 +62,8 @@ class StdioStandIns:
     servers: dict[str, McpServer]
     real: dict[str, RealServer]
     """At record, how to start each server; empty at replay."""
-    token: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    token: str = field(default_factory=lambda: secrets.token_hex(16))
+    """Hex: a token could otherwise start with `-` and read as an option."""
     port: int = 0
     _relays: set[asyncio.Task[None]] = field(default_factory=set)
 
