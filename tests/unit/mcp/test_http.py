@@ -95,3 +95,57 @@ def test_a_path_without_mcp_is_not_the_endpoint() -> None:
             assert reply.status == 200
 
     serve(Traffic(), test)
+
+
+def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_json_body() -> None:
+    """The real server here is a loopback app that answers in SSE, with a notification first."""
+    from aiohttp import web
+
+    seen: list[dict[str, str]] = []
+
+    async def real(request: web.Request) -> web.StreamResponse:
+        seen.append(dict(request.headers))
+        body = await request.json()
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Mcp-Session-Id": "sess-42"}
+        )
+        await response.prepare(request)
+        note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "hi"}}
+        answer = {"jsonrpc": "2.0", "id": body["id"], "result": {"protocolVersion": "2025-11-25"}}
+        for message in (None, note, answer):  # None: the 2025-11-25 priming event
+            data = "" if message is None else json.dumps(message)
+            await response.write(f"id: x\ndata: {data}\n\n".encode())
+        await response.write_eof()
+        return response
+
+    async def main() -> tuple[Traffic, Any]:
+        app = web.Application()
+        app.router.add_post("/mcp", real)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        traffic = Traffic()
+        server = McpServer("fs", traffic, {}, None)
+        try:
+            async with HttpStandIn(server, f"http://127.0.0.1:{port}/mcp").serving() as stand_in:
+                async with aiohttp.ClientSession() as client:
+                    headers = {**HEADERS, "Authorization": "Bearer sk-mcp-9", "Mcp-Session-Id": "s"}
+                    body = json.dumps({"jsonrpc": "2.0", "id": 3, **INITIALIZE})
+                    async with client.post(stand_in.url, data=body, headers=headers) as reply:
+                        return traffic, (reply.status, reply.headers.get("Mcp-Session-Id"),
+                                         reply.headers["Content-Type"], await reply.json())
+        finally:
+            await runner.cleanup()
+
+    traffic, (status, session, kind, answer) = asyncio.run(main())
+    assert (status, session) == (200, "sess-42") and kind.startswith("application/json")
+    assert answer == {"jsonrpc": "2.0", "id": 3, "result": {"protocolVersion": "2025-11-25"}}
+    assert seen[0]["Authorization"] == "Bearer sk-mcp-9" and seen[0]["Mcp-Session-Id"] == "s"
+    lane = traffic.lanes["mcp.fs"]
+    assert lane == [
+        Notice({"method": "notifications/message", "params": {"data": "hi"}}, after=0),
+        Call(INITIALIZE, {"result": {"protocolVersion": "2025-11-25"}}),
+    ]
+    assert "sk-mcp-9" not in repr(lane)
