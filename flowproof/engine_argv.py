@@ -11,6 +11,15 @@ spelling `-m flowproof`).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+SOURCE_ROOT = str(Path(__file__).resolve().parent.parent)
+"""The directory holding this `flowproof` package (a checkout, or site-packages)."""
+BOOTSTRAP = (
+    "import runpy,sys;sys.path.insert(0,sys.argv.pop(1));"
+    "runpy.run_module('flowproof',run_name='__main__',alter_sys=True)"
+)
+"""Runs this package from SOURCE_ROOT, whatever the child's environment and working directory."""
 
 
 def engine_argv() -> list[str]:
@@ -18,12 +27,14 @@ def engine_argv() -> list[str]:
 
     Frozen (PyInstaller sets `sys.frozen`), `sys.executable` is the bundle's own executable,
     which takes flowproof's arguments directly. Otherwise it is the interpreter running
-    flowproof, which starts the same package with `-m flowproof` (its `sys.path` comes from the
-    environment the child inherits, PYTHONPATH included).
+    flowproof, told where this package lives: `python -m flowproof` would find the package
+    through PYTHONPATH or the working directory, and the MCP SDKs start a stdio server (the
+    stand-in) with neither (they pass it only HOME, LOGNAME, PATH, SHELL, TERM and USER), so
+    a checkout run from source would start some other installed flowproof, or none.
 
     Give the child `flowproof.host_environ.host_environ(os.environ)` (plus what it needs), not
     the bootloader's environment, so a frozen child starts as fresh as its parent did.
     """
     if getattr(sys, "frozen", False):
         return [sys.executable]
-    return [sys.executable, "-m", "flowproof"]
+    return [sys.executable, "-c", BOOTSTRAP, SOURCE_ROOT]

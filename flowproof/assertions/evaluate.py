@@ -146,21 +146,29 @@ def evaluate(
     calls = trajectory.tool_calls
     verdicts: list[Verdict] = []
     taken: set[int] = set()
-    cursor = 0  # the first call the next assert_tool_call step may take
+    # The first call the next assert_tool_call step may take, per boundary: the model's calls
+    # and the tool boundary's (MCP `server/tool` names) are two orders, judged separately.
+    cursors = {False: 0, True: 0}
     for ref, assertion in steps:
         try:
             if isinstance(assertion, ReplyAssertion):
                 problem = _check_reply(assertion, trajectory, resolve)
-            elif assertion.forbid:
-                problem = _check_forbidden(assertion, calls, _resolve(assertion, resolve))
+                verdicts.append(step_verdict(ref, assertion.kind, str(assertion), problem))
+                continue
+            executed = at_tool_boundary(assertion.tool)
+            judged = trajectory.executed if executed else calls
+            if assertion.forbid:
+                problem = _check_forbidden(assertion, judged, _resolve(assertion, resolve))
             else:
                 resolved = _resolve(assertion, resolve)
-                index = _first_match(assertion.tool, resolved, calls, cursor)
+                cursor = cursors[executed]
+                index = _first_match(assertion.tool, resolved, judged, cursor)
                 if index is None:
-                    problem = _explain_missing(assertion.tool, resolved, calls, cursor)
+                    problem = _explain_missing(assertion.tool, resolved, judged, cursor)
                 else:
-                    problem, cursor = None, index + 1
-                    taken.add(index)
+                    problem, cursors[executed] = None, index + 1
+                    if not executed:
+                        taken.add(index)
         except (MatcherError, ConfigError) as error:
             # Only known at run time, so the loader could not refuse it; it is still the
             # spec's (or its environment's) fault, not the agent's: exit 2, at the step's line.
@@ -177,6 +185,12 @@ def evaluate(
             Verdict(None, strict, STRICT_KIND, "strict: true", observed, False, message)
         )
     return verdicts
+
+
+def at_tool_boundary(tool: str) -> bool:
+    """`server/tool` names a call at the MCP tool boundary (what the agent EXECUTED); a bare
+    name, a call the model ASKED for. Neither MCP nor model tool names can hold a `/`."""
+    return "/" in tool
 
 
 def _resolve(assertion: ToolCallAssertion, resolve: Resolver) -> _Resolved:
@@ -210,6 +224,8 @@ def _first_match(
 def _explain_missing(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], cursor: int) -> str:
     named = [i for i, call in enumerate(calls) if call.name == tool]
     if not named:
+        if not calls and at_tool_boundary(tool):
+            return f"{tool} was never called; the agent called no MCP tools"
         if not calls:
             return f"{tool} was never called; the model asked for no tools"
         return f"{tool} was never called; the calls were: {_names(calls)}"
@@ -259,11 +275,12 @@ def _check_forbidden(
     ]
     if not offending:
         return None
+    who = "the agent called" if at_tool_boundary(assertion.tool) else "the model asked for"
     if len(offending) == 1:
         i = offending[0]
-        return f"the model asked for {assertion.tool} ({_at(calls, i)}) with {_arguments(calls[i])}"
+        return f"{who} {assertion.tool} ({_at(calls, i)}) with {_arguments(calls[i])}"
     each = ", ".join(f"{_at(calls, i)} with {_arguments(calls[i])}" for i in offending)
-    return f"the model asked for {assertion.tool} {len(offending)} times: {each}"
+    return f"{who} {assertion.tool} {len(offending)} times: {each}"
 
 
 def _check_reply(

@@ -36,3 +36,6 @@ class Trajectory:
     tool call or there were no turns (absent, which is not the same as empty text)."""
     reply_absent_reason: str = ""
     """Why `reply` is None, in words a failure message can quote."""
+    executed: tuple[ToolCall, ...] = ()
+    """The tool boundary: every MCP `tools/call` the agent made, named `<server>/<tool>`, in
+    the order each was answered (`turn` is its place among the server's calls)."""

@@ -103,11 +103,34 @@ def diff(old: str, new: str) -> None:
 @click.option(
     "--timeout", default=None, type=float, help="Seconds before the agent is stopped (default 60)."
 )
-def doctor(command: str, prompt: str | None, timeout: float | None) -> None:
-    """Run an agent once against a canned reply and report how many model requests arrived."""
+@click.option(
+    "--mcp",
+    "mcp",
+    multiple=True,
+    metavar="NAME",
+    help="A stdio MCP server the agent uses: doctor injects FLOWPROOF_MCP_SERVER_<NAME> and "
+    "reports whether the agent spawned the stand-in (repeatable).",
+)
+@click.option(
+    "--mcp-url",
+    "mcp_url",
+    multiple=True,
+    metavar="NAME",
+    help="A streamable-HTTP MCP server the agent uses: doctor injects FLOWPROOF_MCP_URL_<NAME> "
+    "and reports whether the agent contacted it (repeatable).",
+)
+def doctor(
+    command: str,
+    prompt: str | None,
+    timeout: float | None,
+    mcp: tuple[str, ...],
+    mcp_url: tuple[str, ...],
+) -> None:
+    """Run an agent once against a canned reply and report the model requests (and, with
+    --mcp/--mcp-url, the MCP contacts) that arrived."""
     from flowproof.cli.doctor import run_doctor_command
 
-    run_doctor_command(command, prompt, timeout)
+    run_doctor_command(command, prompt, timeout, mcp, mcp_url)
 
 
 @main.command()

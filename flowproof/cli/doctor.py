@@ -1,19 +1,48 @@
-"""`flowproof doctor --agent CMD`: report the model requests an agent sends, no key needed."""
+"""`flowproof doctor --agent CMD [--mcp NAME] [--mcp-url NAME]`: report the model requests and
+MCP contacts an agent sends, no key needed."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
+
+import click
 
 from flowproof.cli.output import out
 from flowproof.containment.probe import containment_report
 from flowproof.engine.doctor import DEFAULT_PROMPT, DEFAULT_TIMEOUT, run_doctor
+from flowproof.spec.model import MCP_NAME
 
 
-def run_doctor_command(command: str, prompt: str | None, timeout: float | None) -> None:
-    report = asyncio.run(run_doctor(command, prompt or DEFAULT_PROMPT, timeout or DEFAULT_TIMEOUT))
+def run_doctor_command(
+    command: str,
+    prompt: str | None,
+    timeout: float | None,
+    mcp: tuple[str, ...] = (),
+    mcp_url: tuple[str, ...] = (),
+) -> None:
+    _check_names(mcp, mcp_url)
+    report = asyncio.run(
+        run_doctor(command, prompt or DEFAULT_PROMPT, timeout or DEFAULT_TIMEOUT, mcp, mcp_url)
+    )
     out(report.render())
     out(containment_report())
-    # Exit 1 on zero so a setup script can stop on it; any arrival is 0 (what arrived, not
-    # whether the wiring is complete).
-    sys.exit(0 if report.arrived else 1)
+    # Exit 1 on zero model requests, or on a named MCP server never reached, so a setup script
+    # can stop on it; anything else is 0 (what arrived, not whether the wiring is complete).
+    sys.exit(0 if report.arrived and not report.mcp_missed else 1)
+
+
+def _check_names(mcp: tuple[str, ...], mcp_url: tuple[str, ...]) -> None:
+    seen: set[str] = set()
+    for option, names in (("--mcp", mcp), ("--mcp-url", mcp_url)):
+        for name in names:
+            if not re.match(MCP_NAME, name):
+                raise click.BadParameter(
+                    f"{name!r} is not an MCP server name (a letter or digit, then letters, "
+                    "digits, '_', '.' or '-')",
+                    param_hint=option,
+                )
+            if name in seen:
+                raise click.BadParameter(f"{name!r} is named twice", param_hint=option)
+            seen.add(name)

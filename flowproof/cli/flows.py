@@ -176,14 +176,15 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> N
 
 
 def _print_outcome(flow: FlowOutcome) -> None:
+    tool_calls = f" · {_plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
     if flow.mode is Mode.RECORD:
-        counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded"
+        counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded{tool_calls}"
         if flow.trace_written:
             counts += f" → {flow.trace_written}"
         elif not flow.passed:
             counts += "; no trace written"
     else:
-        counts = f"{flow.served} of {flow.recorded} turns served"
+        counts = f"{flow.served} of {flow.recorded} turns served{tool_calls}"
     out(f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}")
     if flow.egress is not None:
         out(indent(f"containment: {flow.egress.tier}"))
@@ -195,6 +196,10 @@ def _print_outcome(flow: FlowOutcome) -> None:
         out(indent(f"warning: {warning}"))
     if flow.egress is not None and flow.egress.fs_report:
         out(indent(flow.egress.fs_report))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _print_diff(flow: FlowOutcome) -> None:

@@ -27,16 +27,31 @@ def proxy_handles(port: int) -> dict[str, str]:
     return {"proxy_url": f"{base}/v1", "proxy_url_no_v1": base}
 
 
+def inherited_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a process flowproof starts inherits: the user's environment without flowproof's
+    record credentials (and, frozen, without the bootloader's LD_LIBRARY_PATH). A real MCP
+    server started at record gets exactly this: a tool such as server-everything's `get-env`
+    returns its environment, which would otherwise carry the key into the trace."""
+    inherited = host_environ(environ)
+    return {name: value for name, value in inherited.items() if name not in WITHHELD}
+
+
 def agent_environment(
-    environ: Mapping[str, str], handles: Mapping[str, str], prompt: str, spec_env: Mapping[str, str]
+    environ: Mapping[str, str],
+    handles: Mapping[str, str],
+    prompt: str,
+    spec_env: Mapping[str, str],
+    injected: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    inherited = host_environ(environ)  # frozen: without the bootloader's LD_LIBRARY_PATH
-    env = {name: value for name, value in inherited.items() if name not in WITHHELD}
+    """`injected`: more of flowproof's wiring (the MCP stand-ins' variables), before
+    `spec_env`."""
+    env = inherited_environment(environ)
     env.update({name: handles["proxy_url"] for name in WITH_V1})
     env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})
     env["OPENAI_API_KEY"] = PLACEHOLDER_KEY
     env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
     env["FLOWPROOF_PROMPT"] = prompt
     env.update({name: value for name, value in QUIET.items() if name not in environ})
+    env.update(injected or {})
     env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
     return env

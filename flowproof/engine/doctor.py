@@ -2,6 +2,11 @@
 
 It reports what ARRIVED, not that the wiring is correct: an agent with two clients can reach
 the proxy with one and a real provider with the other. `record` is what settles that.
+
+Doctor has no spec, so it knows of an MCP server only when it is named (`--mcp NAME` for a
+stdio server, `--mcp-url NAME` for a streamable-HTTP one). Each gets the stand-in a flow
+would give it, with the same variables injected, in replay mode against an empty lane: there
+is no real server behind it, so every call is counted and answered with a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -9,24 +14,76 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from flowproof import __version__
 from flowproof.drivers.command import AgentOutcome, run_command
-from flowproof.drivers.env import WITH_V1, WITHOUT_V1, agent_environment, proxy_handles
+from flowproof.drivers.env import (
+    WITH_V1,
+    WITHOUT_V1,
+    agent_environment,
+    inherited_environment,
+    proxy_handles,
+)
+from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, mcp_boundary
+from flowproof.mcp.server import McpServer
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.canned import CannedBackend
 from flowproof.proxy.traffic import Traffic
+from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
+from flowproof.trace.model import Trace
 
 DEFAULT_PROMPT = "Say hello."
 DEFAULT_TIMEOUT = 60.0
+NO_REAL_SERVER = "flowproof doctor starts no real MCP server"
+"""The `command:` of a stdio server doctor stands in for: never run (the lane is replayed)."""
+NO_REAL_URL = "http://127.0.0.1:9/flowproof-doctor-dials-no-mcp-server"
+
+
+@dataclass(frozen=True, slots=True)
+class McpContact:
+    """What reached the stand-in of one MCP server doctor was told of."""
+
+    name: str
+    transport: str
+    """`stdio` or `http`."""
+    variable: str
+    """What the agent's MCP config must point at: FLOWPROOF_MCP_SERVER_<NAME> or _URL_."""
+    contacts: int
+    """Stand-in spawns (stdio) or HTTP requests (http)."""
+    calls: int
+    """JSON-RPC calls that arrived (every one answered with an error)."""
+
+    def render(self) -> list[str]:
+        what = "spawned" if self.transport == "stdio" else "contacted"
+        times = f"{self.contacts} time{'s' * (self.contacts != 1)}"
+        if not self.contacts:
+            hint = "the command of its MCP server" if self.transport == "stdio" else "its URL"
+            return [
+                f"  mcp {self.name} ({self.transport}): never {what}. Point {hint} at "
+                f"${self.variable}."
+            ]
+        return [
+            f"  mcp {self.name} ({self.transport}): {what} {times}; "
+            f"{self.calls} call{'s' * (self.calls != 1)} arrived"
+        ]
 
 
 @dataclass(frozen=True, slots=True)
 class DoctorReport:
-    requests: tuple[tuple[str, str], ...]
-    """(path, dialect or '?') of every request that arrived."""
+    requests: tuple[tuple[str, str, str], ...]
+    """(method, path, what served it: a dialect, or why none did) of every request that
+    arrived."""
     agent: AgentOutcome
     port: int
+    mcp: tuple[McpContact, ...] = ()
+    """One per MCP server named on the command line."""
+
+    @property
+    def mcp_missed(self) -> list[str]:
+        """Named MCP servers the agent never reached."""
+        return [contact.name for contact in self.mcp if not contact.contacts]
 
     @property
     def arrived(self) -> int:
@@ -37,11 +94,25 @@ class DoctorReport:
             f"{self.arrived} model request{'s' * (self.arrived != 1)} arrived at "
             f"flowproof's proxy (127.0.0.1:{self.port})."
         ]
-        for (path, dialect), count in Counter(self.requests).items():
-            served = dialect if dialect != "?" else "not a model API flowproof serves (404)"
-            lines.append(f"  {count} × POST {path}  →  {served}")
+        for (method, path, served), count in Counter(self.requests).items():
+            lines.append(f"  {count} × {method} {path}  →  {served}")
+        if self.mcp:
+            contacted = sum(bool(contact.contacts) for contact in self.mcp)
+            lines.append(
+                f"{contacted} of {len(self.mcp)} MCP stand-in{'s' * (len(self.mcp) != 1)} "
+                "reached (doctor has no MCP server behind them: every call is answered "
+                "with an error, so an agent may stop at its first):"
+            )
+            for contact in self.mcp:
+                lines += contact.render()
         lines.append(self._agent_line())
-        if self.arrived == 0:
+        if self.arrived == 0 and any(contact.calls for contact in self.mcp):
+            lines.append(
+                "No model request arrived, but MCP calls did: the agent may have stopped at the "
+                "error doctor answers its first MCP call with. Run doctor without --mcp/--mcp-url "
+                "(with a prompt that needs no tool) to check the model wiring alone."
+            )
+        elif self.arrived == 0:
             lines += _zero_hint()
         else:
             lines.append(
@@ -79,15 +150,56 @@ def _zero_hint() -> list[str]:
     ]
 
 
-async def run_doctor(command: str, prompt: str, timeout: float) -> DoctorReport:
+async def run_doctor(
+    command: str,
+    prompt: str,
+    timeout: float,
+    mcp: Sequence[str] = (),
+    mcp_url: Sequence[str] = (),
+) -> DoctorReport:
+    """`mcp`, `mcp_url`: the names of the agent's stdio and streamable-HTTP MCP servers."""
     traffic = Traffic()
+    servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
+    servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
+    nothing_recorded = Trace((), __version__)
     runner, port = await serve(make_app(CannedBackend(traffic), traffic))
     try:
-        env = agent_environment(os.environ, proxy_handles(port), prompt, {})
-        # Never set: doctor reports everything the agent sends, refused requests included, so
-        # it does not stop the agent at the first one the way a flow does.
-        run_to_the_end = asyncio.Event()
-        agent = await run_command(command, env, timeout, run_to_the_end)
+        async with mcp_boundary(
+            servers, traffic, nothing_recorded, os.environ, inherited_environment(os.environ)
+        ) as boundary:
+            handles = {**proxy_handles(port), **boundary.handles()}
+            env = agent_environment(os.environ, handles, prompt, {}, boundary.environment())
+            # Never set: doctor reports everything the agent sends, refused requests included,
+            # so it does not stop the agent at the first one the way a flow does.
+            run_to_the_end = asyncio.Event()
+            agent = await run_command(command, env, timeout, run_to_the_end)
+            contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
     finally:
         await runner.cleanup()
-    return DoctorReport(tuple(traffic.requests), agent, port)
+    return DoctorReport(_requests(traffic), agent, port, contacts)
+
+
+def _requests(traffic: Traffic) -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        (method, path, _served(method, dialect)) for method, path, dialect in traffic.requests
+    )
+
+
+def _served(method: str, dialect: str) -> str:
+    if dialect == "?":
+        return "not a model API flowproof serves (404)"
+    if method != "POST":
+        return f"{dialect}, but not a model call: only POST is (405)"
+    return dialect
+
+
+def _contact(spec: McpServerSpec, server: McpServer) -> McpContact:
+    stdio = spec.command is not None
+    prefix = SERVER_VARIABLE if stdio else URL_VARIABLE
+    return McpContact(
+        name=spec.name,
+        transport="stdio" if stdio else "http",
+        variable=prefix + mcp_variable_suffix(spec.name),
+        contacts=server.contacts,
+        calls=server.arrived,
+    )

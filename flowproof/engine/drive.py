@@ -11,6 +11,7 @@ from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.url import TriggerOutcome, trigger_url
+from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 from flowproof.spec.suite import Suite
@@ -33,13 +34,19 @@ async def drive(
     environ: Mapping[str, str],
     port: int,
     stop: asyncio.Event,
+    tool_boundary: McpBoundary | None = None,
 ) -> DriveResult:
+    """`tool_boundary` adds the MCP stand-ins' handles and variables to what is injected."""
     agent = loaded.spec.agent
     egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
     handles = proxy_handles(port)
+    injected = {}
+    if tool_boundary is not None:
+        handles.update(tool_boundary.handles())
+        injected = tool_boundary.environment()
     prompt = resolve("\n".join(loaded.prompts), environ)
     suite_env = suite.settings.env if suite else {}
-    env = agent_environment(environ, handles, prompt, {**suite_env, **agent.env})
+    env = agent_environment(environ, handles, prompt, {**suite_env, **agent.env}, injected)
     if suite and suite.settings.before_each:
         failure = await _before_each(suite.settings.before_each, env, agent.timeout, stop)
         if failure:

@@ -10,18 +10,27 @@ changes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import Any, ClassVar, Literal
 
 from flowproof._registry import refuse_clash
 from flowproof.assertions.secrets import Body
-from flowproof.assertions.trajectory import Trajectory
+from flowproof.assertions.trajectory import ToolCall, Trajectory
 from flowproof.dialects import dialect_named
-from flowproof.engine.tracediff import diff_traces
+from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
 from flowproof.matching.match import TurnMatcher
-from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
+from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, tool_name
+from flowproof.runrecord.model import (
+    McpTimelineEntry,
+    TimelineEntry,
+    TimelineRow,
+    ToolCallRecord,
+    ToolResultRecord,
+)
 from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
 
 
@@ -44,7 +53,8 @@ class LaneKind:
         """Every body the secret scan reads, labelled for its messages."""
         raise NotImplementedError
 
-    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
+        """The run record's rows for the lane's entries, in the lane's order."""
         raise NotImplementedError
 
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
@@ -54,6 +64,10 @@ class LaneKind:
     def trajectory(self, lane: Lane) -> Trajectory | None:
         """The trajectory this lane establishes, if it is the one the assertions read."""
         return None
+
+    def executed(self, lane: Lane) -> list[ToolCall]:
+        """The tool calls this lane saw EXECUTED (the tool boundary), if it is one."""
+        return []
 
 
 class ModelLane(LaneKind):
@@ -88,6 +102,74 @@ class ModelLane(LaneKind):
 
 MODEL = ModelLane()
 """The model lane's kind, typed as such (replay asks it for its matcher); kinds are stateless."""
+
+
+class McpLaneKind(LaneKind):
+    """An MCP server's JSON-RPC (mcp/lane.py): calls matched by content, each at most once;
+    notifications and server requests re-emitted at their anchors, never matched."""
+
+    kind = "mcp"
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        found = []
+        for number, entry in enumerate(lane.entries, 1):
+            if isinstance(entry, Notice):
+                found.append(Body(f"{lane.name} entry {number} notification", entry.message))
+                continue
+            found.append(Body(f"{lane.name} entry {number} request", entry.request))
+            found.append(Body(f"{lane.name} entry {number} answer", entry.answer))
+        return found
+
+    def timeline(self, lane: Lane) -> list[McpTimelineEntry]:
+        """One row per entry: what a reader of the evidence needs without the trace (server,
+        method, tool and arguments, the answer or error, mocked or not, a notice's anchor)."""
+        server = lane.name.removeprefix(LANE_PREFIX)
+        rows, calls = [], 0
+        for number, entry in enumerate(lane.entries, 1):
+            message = entry.message if isinstance(entry, Notice) else entry.request
+            params: Any = message.get("params")
+            tool = tool_name(message)
+            answer = {} if isinstance(entry, Notice) else entry.answer
+            if isinstance(entry, Call):
+                calls += 1
+            rows.append(
+                McpTimelineEntry(
+                    lane=lane.name,
+                    server=server,
+                    entry=number,
+                    kind=_MCP_ROWS[type(entry)],
+                    call=calls if isinstance(entry, Call) else None,
+                    method=str(message.get("method", "?")),
+                    tool=tool,
+                    arguments=params.get("arguments") if tool is not None else params,
+                    result=answer.get("result"),
+                    error=answer.get("error"),
+                    mocked=isinstance(entry, Call) and entry.mocked,
+                    after=None if isinstance(entry, Call) else entry.after,
+                )
+            )
+        return rows
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        return diff_mcp_lanes(old, new)
+
+    def executed(self, lane: Lane) -> list[ToolCall]:
+        server = lane.name.removeprefix(LANE_PREFIX)
+        calls = []
+        for number, entry in enumerate(e for e in lane.entries if isinstance(e, Call)):
+            if entry.tool is None:
+                continue
+            arguments = (entry.request.get("params") or {}).get("arguments", {})
+            raw = json.dumps(arguments, ensure_ascii=False)
+            calls.append(ToolCall(f"{server}/{entry.tool}", arguments, raw, number))
+        return calls
+
+
+_MCP_ROWS: dict[type, Literal["call", "notification", "server_request"]] = {
+    Call: "call",
+    Notice: "notification",
+    ServerRequest: "server_request",
+}
 
 
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
@@ -127,17 +209,19 @@ def all_bodies(lanes: Sequence[Lane]) -> list[Body]:
     return [body for lane in lanes for body in lane_kind(lane).bodies(lane)]
 
 
-def timeline(lanes: Sequence[Lane]) -> list[TimelineEntry]:
+def timeline(lanes: Sequence[Lane]) -> list[TimelineRow]:
     return [row for lane in lanes for row in lane_kind(lane).timeline(lane)]
 
 
 def trajectory(lanes: Sequence[Lane]) -> Trajectory:
-    """The trajectory the assertions judge: today the model lane's."""
-    for lane in lanes:
-        found = lane_kind(lane).trajectory(lane)
-        if found is not None:
-            return found
-    return build_trajectory(())
+    """The trajectory the assertions judge: the model lane's, with the calls every tool
+    boundary lane saw executed beside it."""
+    found = next(
+        (t for lane in lanes if (t := lane_kind(lane).trajectory(lane)) is not None),
+        build_trajectory(()),
+    )
+    executed = tuple(call for lane in lanes for call in lane_kind(lane).executed(lane))
+    return replace(found, executed=executed)
 
 
 def trace_changes(old: Trace, new: Trace) -> list[str]:

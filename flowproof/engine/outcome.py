@@ -13,6 +13,7 @@ from flowproof.containment.findings import EgressSummary
 from flowproof.drivers.base import DriverOutcome
 from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
+from flowproof.mcp.lane import Call
 from flowproof.trace.model import Lane, Trace
 
 
@@ -71,6 +72,17 @@ class FlowOutcome:
     @property
     def passed(self) -> bool:
         return not self.reasons
+
+    @property
+    def mcp_calls(self) -> int:
+        """Calls the agent made at its MCP servers (the tool boundary)."""
+        return sum(
+            1
+            for lane in self.lanes
+            if lane.kind == "mcp"
+            for e in lane.entries
+            if isinstance(e, Call)
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
 from flowproof.proxy.traffic import Traffic
+from flowproof.trace.model import MODEL_LANE
 
 
 def boundary_reasons(
@@ -20,7 +21,8 @@ def boundary_reasons(
     port: int,
 ) -> list[str]:
     """`expected_turns` is how many model turns the flow must serve (the trace's count at
-    replay); None when any number will do (record)."""
+    replay); None when any number will do (record). An agent that only used its MCP tools
+    (a lane has entries) made no model request and needed none."""
     reasons: list[str] = []
     if traffic.divergence is not None:
         reasons.append(traffic.divergence.render())
@@ -28,7 +30,8 @@ def boundary_reasons(
     if driven.timed_out:
         reasons.append(_timed_out(driven, timeout))
     is_service = isinstance(driven, TriggerOutcome)
-    if not traffic.requests:
+    tools_only = any(entries for lane, entries in traffic.lanes.items() if lane != MODEL_LANE)
+    if not traffic.requests and not tools_only:
         unreachable = isinstance(driven, TriggerOutcome) and driven.error
         reasons.append(
             _trigger_failed(driven)

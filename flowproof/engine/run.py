@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.dialects.base import ToolMock, ToolMocks
+from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.drive import drive
@@ -22,6 +23,7 @@ from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
+from flowproof.mcp.boundary import mcp_boundary
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
@@ -46,12 +48,17 @@ async def run_flow(
     traffic = Traffic()
     runner: web.AppRunner | None = None
     try:
-        async with strategy.backend(traffic, mocks_for(loaded)) as backend:
+        async with (
+            strategy.backend(traffic, mocks_for(loaded)) as backend,
+            mcp_boundary(
+                spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
+            ) as tool_boundary,
+        ):
             try:
                 runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await drive(loaded, suite, environ, port, traffic.fatal)
+            driven = await drive(loaded, suite, environ, port, traffic.fatal, tool_boundary)
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
@@ -63,6 +70,7 @@ async def run_flow(
 
     expected = strategy.expected_turns
     reasons = boundary_reasons(traffic, driven.outcome, expected, spec.agent.timeout, port)
+    reasons += strategy.tool_boundary_reasons(tool_boundary, reasons)
     served = traffic.snapshot()
     trajectory = lanes.trajectory(served)
     verdicts: tuple[Verdict, ...] = ()

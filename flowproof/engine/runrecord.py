@@ -10,16 +10,20 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from flowproof import __version__
-from flowproof.assertions.evaluate import Verdict
+from flowproof.assertions.evaluate import Verdict, at_tool_boundary
+from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import step_kind
+from flowproof.assertions.trajectory import ToolCall
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
 from flowproof.matching.divergence import Divergence
+from flowproof.mcp.lane import Call, lane_name
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
     DivergenceRecord,
     ErrorRecord,
+    ExecutedCallRecord,
     FlowRecord,
     FlowVerdict,
     RunRecord,
@@ -29,6 +33,7 @@ from flowproof.runrecord.model import (
     TurnCounts,
 )
 from flowproof.spec.load import LoadedSpec
+from flowproof.trace.model import Lane
 
 CONTAINMENT_NOT_ENGAGED = "not engaged"
 
@@ -56,7 +61,7 @@ def flow_record(
         control = ControlRecord(
             id=loaded.spec.control,
             verdict=verdict,
-            lanes=sorted({step_kind(step.kind).control_lane for step in loaded.assertions}),
+            lanes=_control_lanes(loaded),
             containment=flow.egress.tier if flow.egress else CONTAINMENT_NOT_ENGAGED,
             evidence=ControlEvidence(
                 spec=str(flow.spec_path),
@@ -82,6 +87,7 @@ def flow_record(
             tool_calls=[
                 ToolCallRecord(name=c.name, arguments=c.arguments) for c in trajectory.tool_calls
             ],
+            executed=[_executed(call, flow.lanes) for call in trajectory.executed],
             reply=trajectory.reply,
             reply_absent_reason=trajectory.reply_absent_reason,
         ),
@@ -90,6 +96,34 @@ def flow_record(
         duration=None if duration is None else round(duration, 3),
         control=control,
         containment=flow.egress.tier if flow.egress else None,
+    )
+
+
+def _control_lanes(loaded: LoadedSpec) -> list[str]:
+    """The step kinds' control lanes, and the MCP lane of every server a step judges at the
+    tool boundary: a control proven by what was EXECUTED says so."""
+    found = {step_kind(step.kind).control_lane for step in loaded.assertions}
+    for step in loaded.assertions:
+        assertion = step.assertion
+        if isinstance(assertion, ToolCallAssertion) and at_tool_boundary(assertion.tool):
+            found.add(lane_name(assertion.tool.split("/", 1)[0]))
+    return sorted(found)
+
+
+def _executed(call: ToolCall, lanes: Sequence[Lane]) -> ExecutedCallRecord:
+    """A tool-boundary call, with whether flowproof answered it (`turn` is its 0-based place
+    among its lane's calls: engine/lanes.py McpLaneKind.executed)."""
+    server, _, tool = call.name.partition("/")
+    entries = next((lane.entries for lane in lanes if lane.name == lane_name(server)), ())
+    calls = [entry for entry in entries if isinstance(entry, Call)]
+    mocked = call.turn < len(calls) and calls[call.turn].mocked
+    return ExecutedCallRecord(
+        name=call.name,
+        server=server,
+        tool=tool,
+        arguments=call.arguments,
+        call=call.turn + 1,
+        mocked=mocked,
     )
 
 

@@ -18,6 +18,7 @@ from flowproof.dialects.base import ToolMocks
 from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
+from flowproof.mcp.boundary import McpBoundary
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.replay import ReplayBackend
@@ -33,6 +34,10 @@ class Strategy(Protocol):
     previous: Trace | None
     """The trace already beside the spec (replay serves it; record may replace it)."""
 
+    @property
+    def served_from(self) -> Trace | None:
+        """The trace the boundaries answer from (replay); None when they forward (record)."""
+
     def cannot_start(self) -> str | None:
         """Why the flow cannot run at all (a flow failure), or None."""
 
@@ -43,6 +48,12 @@ class Strategy(Protocol):
     @property
     def expected_turns(self) -> int | None:
         """Model turns the flow must serve; None when any number is fine."""
+
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        """Why the MCP boundary failed once the agent has gone, given the boundary `reasons`
+        found so far: servers never contacted at record (a trace without their lanes would
+        replay nothing), calls left unserved at replay (only when nothing failed before, since
+        a flow cut short leaves calls unserved as a matter of course)."""
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -57,6 +68,10 @@ class Replay:
     spec_path: Path
     previous: Trace | None
     mode: Mode = Mode.REPLAY
+
+    @property
+    def served_from(self) -> Trace | None:
+        return self.previous
 
     def cannot_start(self) -> str | None:
         if self.previous is not None:
@@ -73,6 +88,9 @@ class Replay:
     def expected_turns(self) -> int | None:
         return len(self.previous.turns) if self.previous else 0
 
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        return [] if reasons else boundary.unserved()
+
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
     ) -> Path | None:
@@ -85,6 +103,10 @@ class Record:
     upstream: Upstream
     previous: Trace | None
     mode: Mode = Mode.RECORD
+
+    @property
+    def served_from(self) -> Trace | None:
+        return None
 
     def cannot_start(self) -> str | None:
         return None
@@ -100,6 +122,9 @@ class Record:
     @property
     def expected_turns(self) -> int | None:
         return None
+
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        return boundary.never_contacted()
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]

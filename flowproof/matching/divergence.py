@@ -69,6 +69,13 @@ class Divergence:
 
     @property
     def headline(self) -> str:
+        if self.lane != MODEL_LANE:  # a tool boundary: the MCP server's lane
+            if self.recorded_index is None:
+                return f"{self.lane}: call {self.index} is an extra call: {self.detail}"
+            return (
+                f"{self.lane}: call {self.index} matches no recorded call "
+                f"(compared with recorded call {self.recorded_index})"
+            )
         if self.recorded_index is None:
             return f"request {self.index} is an extra model call: {self.detail}"
         return (

@@ -34,7 +34,7 @@ class Backend(Protocol):
 def make_app(backend: Backend, traffic: Traffic) -> web.Application:
     async def handle(request: web.Request) -> web.StreamResponse:
         dialect = dialect_for_path(request.path)
-        traffic.requests.append((request.path, dialect.name if dialect else "?"))
+        traffic.requests.append((request.method, request.path, dialect.name if dialect else "?"))
         if dialect is None:
             markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
             return _unservable(

@@ -53,8 +53,8 @@ class Traffic:
 
     lanes: dict[str, list[Any]] = field(default_factory=lambda: {MODEL_LANE: []})
     """Entries served (replay) or recorded (record) per lane, in arrival order."""
-    requests: list[tuple[str, str]] = field(default_factory=list)
-    """(path, dialect name or '?') of every request that arrived at the model proxy."""
+    requests: list[tuple[str, str, str]] = field(default_factory=list)
+    """(method, path, dialect name or '?') of every request that arrived at the model proxy."""
     refused: list[Refused] = field(default_factory=list)
     """Requests the proxy answered 4xx without asking the backend (each is in `failures` too)."""
     divergence: Divergence | None = None

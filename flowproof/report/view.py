@@ -17,11 +17,13 @@ from flowproof.runrecord.model import (
     ControlRecord,
     DivergenceRecord,
     FlowRecord,
+    McpTimelineEntry,
     RunRecord,
     StepRecord,
     TimelineEntry,
 )
 
+MODEL_LANE = "model"
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
 LONG_CHARS = 600
@@ -66,9 +68,63 @@ class TurnView:
 
 
 @dataclass(frozen=True, slots=True)
+class McpEventView:
+    """One entry of an MCP lane: a call and its answer, a notification, a server request."""
+
+    entry: int
+    kind: str
+    """call | notification | server_request"""
+    call: int | None
+    """The call's number on its lane (what a divergence counts); None for the others."""
+    method: str
+    tool: str | None
+    arguments: Block | None
+    """A tool's arguments, or the message's params; None when it has none."""
+    answer: Block | None
+    """The result, or the error when `failed`; None for a notification."""
+    failed: bool
+    """Answered with a JSON-RPC error, or a tool result flagged `isError`."""
+    mocked: bool
+    after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class McpLaneView:
+    """One MCP server's lane, in its own order (it shares no clock with the model turns)."""
+
+    lane: str
+    server: str
+    events: list[McpEventView]
+    calls: int
+    mocked: int
+    notifications: int
+    phrase: str
+    """`mcp.files: 4 calls (1 mocked by flowproof), 1 notification`."""
+    diverged: bool
+    """The flow's divergence is on this lane."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutedView:
+    """A tool call the agent executed at the MCP tool boundary."""
+
+    name: str
+    """`<server>/<tool>`."""
+    arguments: Block
+    mocked: bool
+
+
+@dataclass(frozen=True, slots=True)
 class DivergenceView:
     request: int
     recorded_turn: int | None
+    lane: str
+    on_mcp: bool
+    """On an MCP lane: `request` and `recorded_turn` count that lane's calls, not model turns."""
+    subject: str
+    """`request 3` (model) or `mcp.files call 3`."""
+    recorded_noun: str
+    """What `recorded_turn` counts: `turn` or `call`."""
     headline: str
     envelope: list[str]
     detail: str
@@ -124,8 +180,17 @@ class FlowView:
     recorded: int
     turns_phrase: str
     timeline: list[TurnView]
+    """The model turns only; MCP lanes are in `mcp_lanes`."""
+    mcp_lanes: list[McpLaneView]
+    mcp_calls: int
+    """Calls on every MCP lane together."""
+    mcp_phrase: str
+    """Each MCP lane's counts, `; `-joined ('' when the flow has none)."""
     has_trajectory: bool
     tool_calls: list[ToolCall]
+    """What the model ASKED for."""
+    executed: list[ExecutedView]
+    """What the agent EXECUTED at the MCP tool boundary."""
     reply: Block | None
     reply_turn: int | None
     """The timeline turn whose text is the reply, so the timeline shows it once."""
@@ -198,7 +263,8 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
     passed = flow.verdict == "pass"
     trajectory = flow.trajectory
     reply = block(trajectory.reply) if trajectory and trajectory.reply is not None else None
-    timeline = [_turn(turn) for turn in flow.timeline]
+    timeline = [_turn(row) for row in flow.timeline if isinstance(row, TimelineEntry)]
+    mcp_lanes = _mcp_lanes(flow, divergence)
     return FlowView(
         index=index,
         anchor=f"flow-{index}",
@@ -217,10 +283,17 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         recorded=flow.turns.recorded,
         turns_phrase=_turns_phrase(mode, flow),
         timeline=timeline,
+        mcp_lanes=mcp_lanes,
+        mcp_calls=sum(lane.calls for lane in mcp_lanes),
+        mcp_phrase="; ".join(lane.phrase for lane in mcp_lanes),
         has_trajectory=trajectory is not None,
         tool_calls=[
             ToolCall(call.name, block(call.arguments))
             for call in (trajectory.tool_calls if trajectory else ())
+        ],
+        executed=[
+            ExecutedView(call.name, block(call.arguments), call.mocked)
+            for call in (trajectory.executed if trajectory else ())
         ],
         reply=reply,
         reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
@@ -268,9 +341,14 @@ def _divergence(data: DivergenceRecord) -> DivergenceView:
         location = f"{data.path}: {data.note}" if data.note else data.path
         recorded, replayed = data.recorded or "", data.replayed or ""
         detail = f"{location}: recorded {recorded}, replayed {replayed}"
+    on_mcp = data.lane != MODEL_LANE
     return DivergenceView(
         request=data.index,
         recorded_turn=data.recorded_index,
+        lane=data.lane,
+        on_mcp=on_mcp,
+        subject=f"{data.lane} call {data.index}" if on_mcp else f"request {data.index}",
+        recorded_noun="call" if on_mcp else "turn",
         headline=data.headline,
         envelope=list(data.envelope),
         detail=detail,
@@ -292,6 +370,66 @@ def _turn(turn: TimelineEntry) -> TurnView:
         tool_calls=[ToolCall(c.name, block(c.arguments)) for c in turn.tool_calls],
         text=block(turn.text) if turn.text is not None else None,
     )
+
+
+def _mcp_lanes(flow: FlowRecord, divergence: DivergenceView | None) -> list[McpLaneView]:
+    rows: dict[str, list[McpTimelineEntry]] = {}
+    for row in flow.timeline:
+        if isinstance(row, McpTimelineEntry):
+            rows.setdefault(row.lane, []).append(row)
+    if divergence is not None and divergence.on_mcp:
+        rows.setdefault(divergence.lane, [])  # a lane that diverged on its first call
+    return [
+        _mcp_lane(lane, entries, divergence is not None and divergence.lane == lane)
+        for lane, entries in rows.items()
+    ]
+
+
+def _mcp_lane(lane: str, rows: list[McpTimelineEntry], diverged: bool) -> McpLaneView:
+    calls = sum(row.kind == "call" for row in rows)
+    mocked = sum(row.mocked for row in rows)
+    notifications = sum(row.kind == "notification" for row in rows)
+    requests = sum(row.kind == "server_request" for row in rows)
+    phrase = f"{lane}: {_count(calls, 'call')}"
+    if mocked:
+        phrase += f" ({mocked} mocked by flowproof)"
+    if notifications:
+        phrase += f", {_count(notifications, 'notification')}"
+    if requests:
+        phrase += f", {_count(requests, 'server request')}"
+    return McpLaneView(
+        lane=lane,
+        server=lane.removeprefix("mcp."),
+        events=[_mcp_event(row) for row in rows],
+        calls=calls,
+        mocked=mocked,
+        notifications=notifications,
+        phrase=phrase,
+        diverged=diverged,
+    )
+
+
+def _mcp_event(row: McpTimelineEntry) -> McpEventView:
+    failed = row.error is not None or (
+        isinstance(row.result, dict) and row.result.get("isError") is True
+    )
+    answer = row.error if row.error is not None else row.result
+    return McpEventView(
+        entry=row.entry,
+        kind=row.kind,
+        call=row.call,
+        method=row.method,
+        tool=row.tool,
+        arguments=None if row.arguments is None else block(row.arguments),
+        answer=None if row.kind == "notification" or answer is None else block(answer),
+        failed=failed,
+        mocked=row.mocked,
+        after=row.after,
+    )
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _control(data: ControlRecord) -> ControlView:

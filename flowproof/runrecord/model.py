@@ -12,11 +12,11 @@ document before it is written, and prompts are stored as the spec wrote them (`$
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
-FORMAT_VERSION: Literal[2] = 2
+FORMAT_VERSION: Literal[3] = 3
 """Bump when the layout changes, and add a migration in runrecord/migrate.py."""
 
 FlowVerdict = Literal["pass", "fail"]
@@ -44,10 +44,10 @@ class ToolResultRecord(_Model):
 
 
 class TimelineEntry(_Model):
-    """One entry served or recorded on a lane, in arrival order."""
+    """One model turn served or recorded, in arrival order."""
 
     lane: str = "model"
-    """The lane it crossed (`model`, later `mcp.<server>`)."""
+    """The lane it crossed: `model` (an MCP server's entries are McpTimelineEntry rows)."""
     turn: int
     """1-based arrival number within the lane."""
     dialect: str
@@ -62,15 +62,66 @@ class TimelineEntry(_Model):
     """The model's text in this turn; None when it answered with tool calls only."""
 
 
+class McpTimelineEntry(_Model):
+    """One entry of an MCP server's lane (`mcp.<server>`): a call the agent made and its
+    answer, a notification the server sent, or a request the server sent the agent. The lane
+    has no clock shared with the model turns: its rows are in the lane's own order."""
+
+    lane: str
+    """`mcp.<server>`."""
+    server: str
+    """The server's name in the spec's `mcp:` block."""
+    entry: int
+    """1-based position among the lane's entries."""
+    kind: Literal["call", "notification", "server_request"]
+    """A call from the agent, a notification from the server, or a request from the server
+    (sampling, elicitation, roots) with the agent's answer."""
+    call: int | None = None
+    """For a call: its 1-based number among the lane's calls (what a divergence's "call N"
+    and "recorded call K" count, and what `executed` links to); None otherwise."""
+    method: str
+    """The JSON-RPC method (`tools/call`, `initialize`, `notifications/progress`, ...)."""
+    tool: str | None = None
+    """For `tools/call`: the tool's name."""
+    arguments: Any = None
+    """For `tools/call`: the tool's arguments; otherwise the message's `params`. None when it
+    has none."""
+    result: Any = None
+    """The answer's `result` (a call's, or the agent's to a server request); None when the
+    answer is an error or the entry is a notification."""
+    error: Any = None
+    """The answer's JSON-RPC `error` object; None when it succeeded."""
+    mocked: bool = False
+    """Answered by flowproof from the spec's `result:`/`results:`; the real server never saw
+    the call, in either phase."""
+    after: int | None = None
+    """For a notification or server request: the calls answered on the lane when it crossed
+    (where replay re-emits it); None for a call."""
+
+
+def _timeline_kind(row: Any) -> str:
+    lane = row.get("lane", "model") if isinstance(row, dict) else getattr(row, "lane", "model")
+    return "mcp" if str(lane).startswith("mcp.") else "model"
+
+
+TimelineRow = Annotated[
+    Annotated[TimelineEntry, Tag("model")] | Annotated[McpTimelineEntry, Tag("mcp")],
+    Discriminator(_timeline_kind),
+]
+"""A timeline row: a model turn, or an MCP lane's entry (told apart by the lane's name)."""
+
+
 class DivergenceRecord(_Model):
     """The first request no recorded entry served."""
 
     lane: str
-    """The lane the request arrived on."""
+    """The lane the request arrived on: `model`, or `mcp.<server>` for an MCP call."""
     index: int
-    """1-based arrival number of the request that diverged."""
+    """1-based arrival number of the request that diverged (a model request, or a call on the
+    MCP lane)."""
     recorded_index: int | None
-    """1-based number of the recorded entry it was compared with; None when none was left."""
+    """1-based number of the recorded entry it was compared with (a turn, or a call on the
+    MCP lane); None when none was left."""
     envelope: list[str]
     """Envelope differences (model, tools, message roles), one line each."""
     path: str | None
@@ -122,10 +173,28 @@ class TurnCounts(_Model):
     """Model turns in the trace (replay only; 0 at record)."""
 
 
+class ExecutedCallRecord(_Model):
+    """A tool call the agent EXECUTED at the MCP tool boundary (a `tools/call` on a lane)."""
+
+    name: str
+    """`<server>/<tool>`, as `assert_tool_call` steps name it."""
+    server: str
+    tool: str
+    arguments: Any
+    """The call's arguments, parsed JSON."""
+    call: int
+    """Its 1-based number among the calls of lane `mcp.<server>` (the timeline row's `call`)."""
+    mocked: bool
+    """Answered by flowproof from the spec; the real server never ran it."""
+
+
 class TrajectoryRecord(_Model):
     """What the flow did, as the assertions saw it."""
 
     tool_calls: list[ToolCallRecord]
+    """What the model ASKED for (the model boundary), in turn order."""
+    executed: list[ExecutedCallRecord] = []
+    """What the agent EXECUTED at the MCP tool boundary, lane by lane in each lane's order."""
     reply: str | None
     """The final reply of the main conversation; None when there was none."""
     reply_absent_reason: str
@@ -148,7 +217,8 @@ class ControlRecord(_Model):
     id: str
     verdict: FlowVerdict
     lanes: list[str]
-    """What the flow ASSERTED: the control lanes of its step kinds."""
+    """What the flow ASSERTED: the control lanes of its step kinds, plus `mcp.<server>` for
+    each MCP server whose calls a step judges at the tool boundary (`<server>/<tool>`)."""
     containment: str
     """What ENFORCED it: the containment tier of this run."""
     evidence: ControlEvidence
@@ -168,7 +238,8 @@ class FlowRecord(_Model):
     steps: list[StepRecord]
     divergence: DivergenceRecord | None
     turns: TurnCounts
-    timeline: list[TimelineEntry]
+    timeline: list[TimelineRow]
+    """The model turns, then each MCP lane's entries (lanes share no clock)."""
     trajectory: TrajectoryRecord | None
     """None when the flow never ran (no trace, a busy port, before_each failed)."""
     warnings: list[str]
@@ -199,7 +270,7 @@ class ErrorRecord(_Model):
 class RunRecord(_Model):
     """One `flowproof run` or `flowproof record`."""
 
-    format_version: Literal[2] = FORMAT_VERSION
+    format_version: Literal[3] = FORMAT_VERSION
     mode: Literal["record", "replay"]
     flowproof_version: str
     run_id: str

@@ -21,7 +21,7 @@ from typing import Any, TypeVar, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from flowproof.assertions.evaluate import StepRef
+from flowproof.assertions.evaluate import StepRef, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import CompiledStep, step_kind, step_kinds
 from flowproof.errors import SpecError, StepError
@@ -321,8 +321,12 @@ def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) ->
     miss of a declared name: `serch_flights` beside `search_flights` is a typo that would
     otherwise make a guard flow pass forever."""
     declared = [tool.name for tool in spec.tools]
+    servers = [server.name for server in spec.mcp]
     for step in steps:
         tool = step.assertion.tool if isinstance(step.assertion, ToolCallAssertion) else None
+        if tool is not None and at_tool_boundary(tool):
+            _check_server_of(path, step, tool, servers)
+            continue
         if tool is None or tool in declared:
             continue
         close = difflib.get_close_matches(tool, declared, n=1, cutoff=0.8)
@@ -333,3 +337,28 @@ def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) ->
                 f"step {step.ref.number} names tool '{tool}', which no tools: entry declares",
                 f"did you mean '{close[0]}'?",
             )
+
+
+def _check_server_of(path: Path, step: AssertionStep, tool: str, servers: list[str]) -> None:
+    """`<server>/<tool>` judges what the agent executed at an MCP server, so the server must be
+    one the flow declares under `mcp:` (flowproof sees no other server's calls)."""
+    server, _, name = tool.partition("/")
+    if server in servers and name:
+        return
+    if not name:
+        problem = f"step {step.ref.number} names '{tool}', which has no tool after the '/'"
+        raise SpecError(path, step.ref.line or None, problem, "write `<server>/<tool>`")
+    close = difflib.get_close_matches(server, servers, n=1)
+    hint = (
+        f"did you mean '{close[0]}/{name}'?"
+        if close
+        else "declare the server under `mcp:`, or drop the `<server>/` to judge what the model "
+        "asked for"
+    )
+    raise SpecError(
+        path,
+        step.ref.line or None,
+        f"step {step.ref.number} names tool '{tool}' at MCP server '{server}', which no mcp: "
+        "entry declares",
+        hint,
+    )

@@ -7,6 +7,7 @@ mapping whose key decides how its text is read.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -94,6 +95,44 @@ class ToolSpec(_Strict):
         return "result" in self.model_fields_set or self.results is not None
 
 
+MCP_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class McpToolSpec(ToolSpec):
+    """A tool of an MCP server, optionally answered by flowproof instead of the real server."""
+
+
+class McpServerSpec(_Strict):
+    """An MCP server the agent uses, which flowproof stands in for (mcp/)."""
+
+    name: str = Field(min_length=1, pattern=MCP_NAME)
+    """The server's name in the flow and its trace lane (`mcp.<name>`)."""
+    command: str | None = Field(default=None, min_length=1)
+    """A stdio server: the command that starts the REAL server (run only at record)."""
+    url: str | None = Field(default=None, min_length=1)
+    """A streamable-HTTP server: the REAL server's URL (contacted only at record)."""
+    port: int | None = Field(default=None, ge=1, le=65535)
+    """A fixed port for flowproof's HTTP listener (default: an ephemeral one)."""
+    tools: list[McpToolSpec] = []
+    """Tools answered by flowproof with `result:`/`results:`: never forwarded, in either phase."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSpec:
+        if self.command and self.url:
+            raise ValueError("give either 'command' (a stdio server) or 'url' (an HTTP server)")
+        if not self.command and not self.url:
+            raise ValueError(
+                "missing 'command' (the command that starts a stdio MCP server) or 'url' "
+                "(a streamable-HTTP MCP server's URL)"
+            )
+        if self.command and self.port is not None:
+            raise ValueError(
+                "'port' applies to a 'url' server (flowproof's HTTP listener); a 'command' "
+                "server is spawned by the agent, not dialed"
+            )
+        return self
+
+
 class FlowSpec(_Strict):
     """One flow: an agent, the tools it may call, and the steps that drive and judge it."""
 
@@ -103,6 +142,8 @@ class FlowSpec(_Strict):
     """The kind of system under test; `agent` is the only kind this build drives."""
     agent: AgentSpec
     tools: list[ToolSpec] = []
+    mcp: list[McpServerSpec] = []
+    """MCP servers flowproof stands in for: recorded once, replayed with no server."""
     strict: bool = False
     """When true, every tool call must be listed by an assert_tool_call step."""
     control: str | None = Field(default=None, min_length=1)
@@ -110,3 +151,23 @@ class FlowSpec(_Strict):
     verdict is recorded in the run record and summarised by `flowproof audit`."""
     steps: list[Any] = Field(min_length=1)
     """Prompt and assertion steps; validated one by one in load.py."""
+
+    @model_validator(mode="after")
+    def _unique_mcp_names(self) -> FlowSpec:
+        seen: dict[str, str] = {}
+        for server in self.mcp:
+            variable = mcp_variable_suffix(server.name)
+            if variable in seen:
+                raise ValueError(
+                    f"mcp servers '{seen[variable]}' and '{server.name}' have the same "
+                    f"variable name (FLOWPROOF_MCP_*_{variable}); rename one"
+                    if seen[variable] != server.name
+                    else f"mcp server name '{server.name}' is used twice; names are unique"
+                )
+            seen[variable] = server.name
+        return self
+
+
+def mcp_variable_suffix(name: str) -> str:
+    """`<NAME>` in FLOWPROOF_MCP_SERVER_<NAME>: upper-cased, non-alphanumerics as `_`."""
+    return re.sub(r"[^A-Za-z0-9]", "_", name).upper()

@@ -4,6 +4,8 @@ The file is pretty-printed and each body is stored as its parsed JSON value, so 
 prompt shows up in review as one changed line. `ensure_ascii=False` keeps non-English prompts
 readable in diffs.
 
+    format 3   {"format_version": 3, "flowproof_version": ..., "lanes": {"model": [turn, ...],
+                "mcp.<server>": [call | notification | server_request, ...]}}
     format 2   {"format_version": 2, "flowproof_version": ..., "lanes": {"model": [turn, ...]}}
     format 1   {"format_version": 1, "flowproof_version": ..., "turns": [turn, ...]}
 
@@ -20,9 +22,10 @@ from typing import Any, TypeVar
 
 from flowproof import __version__
 from flowproof.errors import TraceError
+from flowproof.mcp.lane import Call, Entry, Notice, ServerRequest
 from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""
 
 Document = dict[str, Any]
@@ -36,7 +39,13 @@ def _migrate_1_to_2(document: Document) -> Document:
     return migrated
 
 
-_MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2}
+def _migrate_2_to_3(document: Document) -> Document:
+    """Format 3 added MCP lanes (`mcp.<server>`); a format-2 trace has none, so only the number
+    changes. The bump keeps an older flowproof from half-serving a trace with tool lanes."""
+    return {**document, "format_version": 3}
+
+
+_MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def _encode_turn(turn: Turn) -> Document:
@@ -49,8 +58,35 @@ def _decode_turn(data: Any, where: str) -> Turn:
     return Turn(dialect, _field(turn, "request", where), _field(turn, "response", where))
 
 
+def _encode_mcp(entry: Entry) -> Document:
+    if isinstance(entry, Call):
+        written: Document = {"call": entry.request, "answer": entry.answer}
+        return {**written, "mocked": True} if entry.mocked else written
+    if isinstance(entry, Notice):
+        return {"notification": entry.message, "after": entry.after}
+    return {"server_request": entry.request, "answer": entry.answer, "after": entry.after}
+
+
+def _decode_mcp(data: Any, where: str) -> Entry:
+    entry = _expect(data, dict, where)
+    if "call" in entry:
+        request = _expect(entry["call"], dict, f"{where}.call")
+        answer = _expect(_field(entry, "answer", where), dict, f"{where}.answer")
+        mocked = _expect(entry.get("mocked", False), bool, f"{where}.mocked")
+        return Call(request, answer, mocked)
+    after = _expect(_field(entry, "after", where), int, f"{where}.after")
+    if "notification" in entry:
+        return Notice(_expect(entry["notification"], dict, f"{where}.notification"), after)
+    if "server_request" in entry:
+        request = _expect(entry["server_request"], dict, f"{where}.server_request")
+        answer = _expect(_field(entry, "answer", where), dict, f"{where}.answer")
+        return ServerRequest(request, answer, after)
+    raise _Malformed(f"{where} is none of call, notification, server_request")
+
+
 _ENTRY_CODECS: dict[str, tuple[Callable[[Any], Document], Callable[[Any, str], Any]]] = {
     MODEL_LANE: (_encode_turn, _decode_turn),
+    "mcp": (_encode_mcp, _decode_mcp),
 }
 """Per lane kind: how one entry is written, and read (with where it sits, for errors)."""
 

@@ -16,11 +16,25 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "flowproof"
 
 
-def test_from_source_it_is_this_interpreter_running_the_package(
+def test_from_source_it_is_this_interpreter_running_this_package(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delattr(sys, "frozen", raising=False)
-    assert engine_argv() == [sys.executable, "-m", "flowproof"]
+    argv = engine_argv()
+    assert argv[:2] == [sys.executable, "-c"] and argv[3] == str(ROOT)
+
+
+def test_from_source_it_needs_no_environment_and_no_working_directory(tmp_path: Path) -> None:
+    """What an MCP SDK gives a stdio server it spawns: PATH and HOME, some other directory."""
+    done = subprocess.run(
+        [*engine_argv(), "--version"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.stdout == f"flowproof {__version__}\n", done.stderr
 
 
 def test_frozen_it_is_the_bundle_executable_alone(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -513,3 +513,44 @@ def test_step_ref_keeps_the_spec_path_and_prints_the_file_name() -> None:
     )
     assert ref.at == SpecLine("specs/flows/booking.yaml", 14)
     assert str(ref.at) == "booking.yaml:14"
+
+
+# The tool boundary: `server/tool` judges what the agent EXECUTED at an MCP server.
+
+GUARD = Trajectory(
+    tool_calls=(make_call("export_rows", {"rows": 100}),),
+    reply="I cannot export in plan mode.",
+    executed=(make_call("exports/list_tables"),),
+)
+
+
+def test_the_model_asked_and_the_code_refused_are_judged_at_two_boundaries() -> None:
+    verdicts = run(
+        GUARD,
+        "assert_tool_call: export_rows",
+        "assert_no_tool_call: exports/export_rows",
+        "assert_tool_call: exports/list_tables",
+    )
+    assert [v.passed for v in verdicts] == [True, True, True]
+
+
+def test_a_call_that_reached_the_server_fails_the_guard_saying_the_agent_called_it() -> None:
+    executed = Trajectory((), "done", executed=(make_call("exports/export_rows", {"rows": 100}),))
+    (verdict,) = run(executed, "assert_no_tool_call: exports/export_rows")
+    assert verdict.observed == (
+        'the agent called exports/export_rows (call 1 of 1) with {"rows": 100}'
+    )
+
+
+def test_a_tool_boundary_step_does_not_see_the_model_s_calls() -> None:
+    (verdict,) = run(GUARD, "assert_tool_call: exports/export_rows")
+    assert verdict.observed == (
+        "exports/export_rows was never called; the calls were: exports/list_tables"
+    )
+    (verdict,) = run(make_trajectory(), "assert_tool_call: exports/export_rows")
+    assert verdict.observed == "exports/export_rows was never called; the agent called no MCP tools"
+
+
+def test_strict_lists_only_the_model_s_calls() -> None:
+    verdicts = run(GUARD, "assert_tool_call: export_rows", strict=True)
+    assert [v.passed for v in verdicts] == [True]

@@ -48,7 +48,7 @@ async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[l
 def test_binds_loopback_and_serves_the_recorded_turn() -> None:
     replies, traffic = asyncio.run(exchange(REQUEST))
     assert replies[0][0] == 200 and json.loads(replies[0][2]) == RESPONSE
-    assert traffic.requests == [("/v1/chat/completions", "openai_chat")]
+    assert traffic.requests == [("POST", "/v1/chat/completions", "openai_chat")]
 
 
 def test_divergence_is_a_4xx_that_tells_the_sdk_not_to_retry() -> None:
@@ -131,4 +131,4 @@ def test_unknown_path_is_a_named_404() -> None:
     assert replies[0][0] == 404
     assert "no model API at /v1/embeddings; paths containing " in replies[0][2]
     assert "/chat/completions" in replies[0][2]
-    assert traffic.requests == [("/v1/embeddings", "?")]
+    assert traffic.requests == [("POST", "/v1/embeddings", "?")]

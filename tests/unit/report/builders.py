@@ -126,7 +126,7 @@ def make_flow(
 def make_record(flows: list[dict], errors: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
     failed = any(flow["verdict"] == "fail" for flow in flows)
     return {
-        "format_version": 2,
+        "format_version": 3,
         "flowproof_version": "0.1.0",
         "run_id": RUN_ID,
         "mode": "replay",
@@ -239,3 +239,127 @@ def golden_record() -> dict[str, Any]:
         [passing, diverged, refunded],
         errors=["specs/broken.yaml:4: unknown key 'reslt' in tools[0]; did you mean 'result'?"],
     )
+
+
+# --- the MCP tool boundary -------------------------------------------------------------------
+
+ECHO_RESULT = {"content": [{"type": "text", "text": "echo: hi"}], "isError": False}
+MOCKED_RESULT = {"content": [{"type": "text", "text": "deleted"}]}
+MCP_DIVERGENCE_TEXT = (
+    "mcp.files: call 3 matches no recorded call (compared with recorded call 3)\n"
+    "call: tools/call delete_file\n"
+    'params.arguments.path: recorded "/tmp/a", replayed "/etc/passwd"'
+)
+
+
+def make_mcp_call(
+    call: int,
+    method: str,
+    *,
+    entry: int | None = None,
+    tool: str | None = None,
+    arguments: Any = None,
+    result: Any = None,
+    error: Any = None,
+    mocked: bool = False,
+    server: str = "files",
+) -> dict[str, Any]:
+    """A timeline row of lane `mcp.<server>` for a call (as engine/lanes.py writes it)."""
+    return {
+        "lane": f"mcp.{server}",
+        "server": server,
+        "entry": call if entry is None else entry,
+        "kind": "call",
+        "call": call,
+        "method": method,
+        "tool": tool,
+        "arguments": arguments,
+        "result": result,
+        "error": error,
+        "mocked": mocked,
+        "after": None,
+    }
+
+
+def make_mcp_notice(
+    entry: int, method: str, after: int, params: Any = None, server: str = "files"
+) -> dict[str, Any]:
+    return {
+        "lane": f"mcp.{server}",
+        "server": server,
+        "entry": entry,
+        "kind": "notification",
+        "call": None,
+        "method": method,
+        "tool": None,
+        "arguments": params,
+        "result": None,
+        "error": None,
+        "mocked": False,
+        "after": after,
+    }
+
+
+def mcp_rows() -> list[dict[str, Any]]:
+    """initialize, tools/call echo (real), a progress notice, tools/call delete_file (mocked),
+    and a call the server refused with a JSON-RPC error."""
+    return [
+        make_mcp_call(1, "initialize", arguments={"protocolVersion": "2025-11-25"}, result={}),
+        make_mcp_call(2, "tools/call", tool="echo", arguments={"text": "hi"}, result=ECHO_RESULT),
+        make_mcp_notice(3, "notifications/progress", after=2, params={"progress": 1}),
+        make_mcp_call(
+            3,
+            "tools/call",
+            entry=4,
+            tool="delete_file",
+            arguments={"path": "/tmp/a"},
+            result=MOCKED_RESULT,
+            mocked=True,
+        ),
+        make_mcp_call(
+            4,
+            "resources/read",
+            entry=5,
+            arguments={"uri": "file:///nope"},
+            error={"code": -32002, "message": "Resource not found"},
+        ),
+    ]
+
+
+def mcp_flow(**overrides: Any) -> dict[str, Any]:
+    """A flow with model turns and an MCP lane; its trajectory lists the executed calls."""
+    flow = make_flow("specs/files.yaml", "File agent cleans up", **overrides)
+    flow["timeline"] = flow["timeline"] + mcp_rows()
+    flow["trajectory"]["executed"] = [
+        {
+            "name": "files/echo",
+            "server": "files",
+            "tool": "echo",
+            "arguments": {"text": "hi"},
+            "call": 2,
+            "mocked": False,
+        },
+        {
+            "name": "files/delete_file",
+            "server": "files",
+            "tool": "delete_file",
+            "arguments": {"path": "/tmp/a"},
+            "call": 3,
+            "mocked": True,
+        },
+    ]
+    return flow
+
+
+def mcp_divergence() -> dict[str, Any]:
+    return {
+        "lane": "mcp.files",
+        "index": 3,
+        "recorded_index": 3,
+        "envelope": ["call: tools/call delete_file"],
+        "path": "params.arguments.path",
+        "recorded": '"/tmp/a"',
+        "replayed": '"/etc/passwd"',
+        "headline": MCP_DIVERGENCE_TEXT.splitlines()[0],
+        "text": MCP_DIVERGENCE_TEXT,
+    }

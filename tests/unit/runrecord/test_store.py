@@ -59,7 +59,7 @@ def test_a_newer_run_record_is_refused_naming_both_versions(tmp_path: Path) -> N
     with pytest.raises(
         RunRecordError,
         match=r"newer flowproof \(format 99\); upgrade flowproof: this one \(.*\) reads "
-        r"run-record formats up to 2",
+        r"run-record formats up to 3",
     ):
         load_run_record(tmp_path)
 
@@ -67,7 +67,7 @@ def test_a_newer_run_record_is_refused_naming_both_versions(tmp_path: Path) -> N
 @pytest.mark.parametrize("name", ["golden", "demo"])
 def test_format_1_records_load_with_their_facts_in_fields(name: str) -> None:
     record = load_run_record(V1 / f"{name}.report.json")
-    assert record.format_version == 2
+    assert record.format_version == 3
     if name == "golden":
         refused = record.flows[2].steps[0]
         assert (refused.kind, refused.passed, refused.file) == (

@@ -271,3 +271,62 @@ def test_a_suite_file_alias_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_suite(path)
     assert str(caught.value).startswith(f"{path}:3: YAML alias *c is not supported")
+
+
+MCP = """\
+name: Files
+app: agent
+agent:
+  command: python3 agent.py
+mcp:
+{servers}
+steps:
+  - prompt: Tidy up
+{steps}
+"""
+
+
+def mcp_spec(servers: str, steps: str = "  - assert_no_tool_call: fs/delete_file") -> str:
+    return MCP.format(servers=textwrap.indent(textwrap.dedent(servers), "  "), steps=steps)
+
+
+def test_an_mcp_server_loads_with_its_mocked_tools(tmp_path: Path) -> None:
+    loaded = load(
+        tmp_path,
+        mcp_spec("""\
+        - name: fs
+          command: npx server-filesystem ./sandbox
+          tools:
+            - name: delete_file
+              result: { ok: true }
+        """),
+    )
+    (server,) = loaded.spec.mcp
+    assert server.command == "npx server-filesystem ./sandbox"
+    assert [t.is_mocked for t in server.tools] == [True]
+
+
+@pytest.mark.parametrize(
+    ("servers", "problem"),
+    [
+        ("- name: fs\n  command: a\n  url: http://x\n", "give either 'command'"),
+        ("- name: fs\n", "missing 'command' (the command that starts a stdio MCP server)"),
+        ("- name: fs\n  command: a\n  port: 8931\n", "'port' applies to a 'url' server"),
+        ("- name: fs\n  command: a\n- name: fs\n  url: b\n", "mcp server name 'fs' is used twice"),
+        (
+            "- name: my-fs\n  command: a\n- name: my_fs\n  command: b\n",
+            "mcp servers 'my-fs' and 'my_fs' have the same variable name (FLOWPROOF_MCP_*_MY_FS)",
+        ),
+        ("- name: fs\n  comand: a\n", "unknown key 'comand' in mcp[0]; did you mean 'command'?"),
+    ],
+)
+def test_a_wrong_mcp_server_is_a_spec_error(tmp_path: Path, servers: str, problem: str) -> None:
+    assert problem in error(tmp_path, mcp_spec(servers))
+
+
+def test_a_tool_boundary_step_must_name_a_declared_server(tmp_path: Path) -> None:
+    text = mcp_spec("- name: files\n  command: a\n", "  - assert_no_tool_call: file/delete_file")
+    assert error(tmp_path, text) == (
+        "booking.yaml:11: step 2 names tool 'file/delete_file' at MCP server 'file', which no "
+        "mcp: entry declares; did you mean 'files/delete_file'?"
+    )

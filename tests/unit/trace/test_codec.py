@@ -88,7 +88,7 @@ def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None
         ),
         (
             {"format_version": 0, "lanes": {}},
-            "format_version is 0; trace formats are numbered from 1 to 2",
+            "format_version is 0; trace formats are numbered from 1 to 3",
         ),
         ({"format_version": 2}, "the trace has no 'lanes' field"),
         ({"format_version": 2, "lanes": []}, "lanes is [] (a list), not an object"),
@@ -128,3 +128,41 @@ def test_a_trace_nested_too_deeply_is_unreadable_not_a_crash() -> None:
         TraceError, match=r"^x.trace.json: not a readable trace \(nested too deeply\)"
     ):
         codec.decode("[" * 100_000 + "]" * 100_000, "x.trace.json")
+
+
+def test_mcp_lanes_round_trip_with_every_kind_of_entry() -> None:
+    from flowproof.mcp.lane import Call, Notice, ServerRequest
+    from flowproof.trace.model import Lane
+
+    entries = (
+        Call({"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}, {"result": {}}),
+        Call({"method": "tools/call", "params": {"name": "rm"}}, {"result": {}}, mocked=True),
+        Call({"method": "tools/list"}, {"error": {"code": -32601, "message": "no"}}),
+        Notice({"method": "notifications/tools/list_changed"}, after=1),
+        ServerRequest({"method": "roots/list"}, {"result": {"roots": []}}, after=2),
+    )
+    trace = Trace((Lane("model", ()), Lane("mcp.fs", entries)), "0.1.0")
+    text = codec.encode(trace)
+    assert '"mocked": true' in text and text.count('"mocked"') == 1
+    assert codec.decode(text, "t.json") == trace
+
+
+def test_a_format_2_trace_is_read_as_format_3() -> None:
+    document = {"format_version": 2, "flowproof_version": "0.1.0", "lanes": {"model": []}}
+    assert codec.decode(json.dumps(document), "t.json").turns == ()
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"call": {"method": "x"}}, "lanes.mcp.fs[0] has no 'answer' field"),
+        ({"notification": {"method": "x"}}, "lanes.mcp.fs[0] has no 'after' field"),
+        ({"after": 1}, "lanes.mcp.fs[0] is none of call, notification, server_request"),
+        ({"call": "x", "answer": {}}, 'lanes.mcp.fs[0].call is "x" (a string), not an object'),
+    ],
+)
+def test_a_malformed_mcp_entry_names_its_place(entry: dict, problem: str) -> None:
+    document = {"format_version": 3, "lanes": {"model": [], "mcp.fs": [entry]}}
+    with pytest.raises(TraceError) as caught:
+        codec.decode(json.dumps(document), "t.json")
+    assert problem in str(caught.value)

@@ -1,0 +1,254 @@
+"""The streamable-HTTP stand-in: a loopback listener in place of a `url:` MCP server.
+
+Any path containing `/mcp` is the endpoint (a client that derives `<base>/mcp-exec` from one
+base still lands here). Every POST is answered with one `application/json` body in both phases;
+flowproof never turns a POST answer into an SSE stream. What the server sends unprompted goes
+to the agent over the GET stream flowproof serves (one at a time: a second concurrent GET is a
+409), and an agent that never opens one leaves notifications undelivered without hanging.
+
+- Record: each POST is forwarded to the spec's `url:` (mcp/upstream.py) with the agent's
+  `Authorization` and `Mcp-Session-Id` passed through and stored nowhere; an SSE answer's
+  frames are read back into the one reply, its notifications and requests captured and pushed
+  to the agent's GET stream. The agent's GET is bridged to the server's.
+- Replay: answered from the lane with zero network; `initialize` hands out the session id
+  `flowproof-replay`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from flowproof._tasks import create_task
+from flowproof.mcp.lane import without_id
+from flowproof.mcp.messages import (
+    SERVER_REQUESTS,
+    Message,
+    Replayer,
+    id_key,
+    is_notification,
+    is_request,
+    parsed,
+    refuse_batch,
+    unsupported_server_request,
+)
+from flowproof.mcp.server import McpServer
+
+LOOPBACK = "127.0.0.1"
+ENDPOINT = "/mcp"
+REPLAY_SESSION = "flowproof-replay"
+MAX_BODY_BYTES = 64 * 1024 * 1024
+STREAM_POLL_SECONDS = 0.5
+_END = object()
+
+
+@dataclass(slots=True)
+class HttpStandIn:
+    server: McpServer
+    upstream_url: str | None
+    """The real server, at record; None at replay."""
+    port: int = 0
+    url: str = ""
+    _stream: asyncio.Queue[Any] | None = None
+    """The agent's open GET stream: what is put here is sent to it."""
+    _asked: dict[str, Message] = field(default_factory=dict)
+    _replayer: Replayer | None = None
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[HttpStandIn]:
+        upstream = None
+        if self.upstream_url is not None:
+            from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
+
+            upstream = HttpUpstream(self.upstream_url)
+        self._replayer = Replayer(self.server, self._push) if upstream is None else None
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app.router.add_route("*", "/{tail:.*}", self._handler(upstream))
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, LOOPBACK, self.port)
+            await site.start()
+            self.port = int(runner.addresses[0][1])
+            self.url = f"http://{LOOPBACK}:{self.port}{ENDPOINT}"
+            yield self
+        finally:
+            if self._stream is not None:
+                self._stream.put_nowait(_END)
+            await runner.cleanup()
+            if upstream is not None:
+                await upstream.close()
+
+    async def _push(self, message: Message) -> bool:
+        if self._stream is None:
+            return False
+        self._stream.put_nowait(message)
+        return True
+
+    def _handler(self, upstream: Any) -> Any:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            if ENDPOINT not in request.path:
+                return _text(404, f"flowproof: the MCP endpoint is {self.url}")
+            self.server.contacts += 1
+            if request.method == "POST":
+                return await self._post(request, upstream)
+            if request.method == "GET":
+                return await self._get(request, upstream)
+            if request.method == "DELETE":
+                if upstream is not None:
+                    answer = await upstream.delete(request.headers)
+                    return web.Response(status=answer.status, headers=answer.headers)
+                return web.Response(status=200)
+            return _text(405, f"flowproof: {request.method} is not part of streamable HTTP")
+
+        return handle
+
+    async def _post(self, request: web.Request, upstream: Any) -> web.StreamResponse:
+        raw = await request.read()
+        message = parsed(raw)
+        if isinstance(message, list):
+            return _json(400, refuse_batch(self.server))
+        if message is None:
+            return _json(400, {"jsonrpc": "2.0", "id": None, "error": _err("not JSON-RPC")})
+        if upstream is None:
+            return await self._replay_post(message)
+        return await self._record_post(message, raw, request, upstream)
+
+    async def _replay_post(self, message: Message) -> web.StreamResponse:
+        assert self._replayer is not None
+        if is_request(message):
+            answer = await self._replayer.answer(message)
+            session = (
+                {"Mcp-Session-Id": REPLAY_SESSION} if message["method"] == "initialize" else {}
+            )
+            return _json(200, answer, session)
+        if is_notification(message):
+            await self._replayer.emit_due()
+        else:
+            self._replayer.answered(message)
+        return web.Response(status=202)
+
+    async def _record_post(
+        self, message: Message, raw: bytes, request: web.Request, upstream: Any
+    ) -> web.StreamResponse:
+        if is_request(message):
+            mocked = self.server.answer_here(without_id(message))
+            if mocked is not None:
+                return _json(200, {"jsonrpc": "2.0", "id": message["id"], **mocked})
+        elif not is_notification(message):  # the agent answering the real server
+            asked = self._asked.pop(id_key(message), None)
+            if asked is not None:
+                self.server.server_request(asked, without_id(message))
+        reply: list[Message] = []
+
+        async def on_message(received: Message) -> None:
+            if is_request(message) and _answers(received, message):
+                reply.append(received)
+            else:
+                await self._from_server(received)
+
+        answer = await upstream.post(raw, request.headers, on_message)
+        if not is_request(message):
+            return web.Response(status=answer.status, headers=answer.headers)
+        if reply:
+            found = without_id(reply[0])
+        else:
+            detail = answer.text.strip() or "no JSON-RPC answer"
+            found = {"error": {"code": -32000, "message": f"HTTP {answer.status}: {detail}"}}
+        self.server.forwarded(without_id(message), found)
+        body = {"jsonrpc": "2.0", "id": message["id"], **found}
+        return _json(answer.status, body, answer.headers)
+
+    async def _from_server(self, message: Message) -> None:
+        """At record: a message the server sent that answers no POST, for the GET stream."""
+        if is_request(message):
+            method = str(message.get("method"))
+            if method not in SERVER_REQUESTS:
+                unsupported_server_request(self.server, method)
+                return
+            if self._stream is None:
+                self.server.traffic.fail(
+                    f"{self.server.lane}: the real MCP server sent a server-initiated request "
+                    f"({method}), and the agent has no GET stream open for flowproof to relay "
+                    "it on"
+                )
+                return
+            self._asked[id_key(message)] = without_id(message)
+        elif is_notification(message):
+            self.server.notice(without_id(message))
+        else:
+            return  # an answer to nothing the agent asked: not the agent's business
+        await self._push(message)
+
+    async def _get(self, request: web.Request, upstream: Any) -> web.StreamResponse:
+        if self._stream is not None:
+            return _text(409, "flowproof: a GET stream is already open for this MCP server")
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        pump: asyncio.Task[Any] | None = None
+        if upstream is not None:
+            # The agent's stream opens at once, whatever the real server says to its own GET
+            # (405 included): flowproof relays the messages inline in POST answers on it too.
+            pump = create_task(self._bridge(request, upstream), name="mcp-get-bridge")
+        elif self._replayer is not None:
+            pump = create_task(self._replayer.emit_due(), name="mcp-get-due")
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        self._stream = queue
+        try:
+            await response.prepare(request)
+            while (message := await _next(queue, request)) is not _END:
+                data = json.dumps(message, ensure_ascii=False)
+                await response.write(f"event: message\ndata: {data}\n\n".encode())
+        except ConnectionError:
+            pass
+        finally:
+            self._stream = None
+            if pump is not None:
+                pump.cancel()
+        return response
+
+    async def _bridge(self, request: web.Request, upstream: Any) -> None:
+        await upstream.get(request.headers, self._from_server)
+
+
+async def _next(queue: asyncio.Queue[Any], request: web.Request) -> Any:
+    """The next message for the GET stream, or _END once the agent has hung up: aiohttp does
+    not cancel a handler whose client went away, and a stream held open for a gone agent
+    would refuse its next GET as a second one."""
+    while True:
+        try:
+            return await asyncio.wait_for(queue.get(), STREAM_POLL_SECONDS)
+        except TimeoutError:
+            if request.transport is None or request.transport.is_closing():
+                return _END
+
+
+def _answers(received: Message, request: Message) -> bool:
+    """Whether `received` is the answer to `request` (a 4xx error may carry id null)."""
+    if "method" in received:
+        return False
+    return received.get("id") == request.get("id") or received.get("id") is None
+
+
+def _err(text: str) -> dict[str, Any]:
+    return {"code": -32600, "message": text}
+
+
+def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        text=json.dumps(body, ensure_ascii=False),
+        content_type="application/json",
+        headers=headers or {},
+    )
+
+
+def _text(status: int, text: str) -> web.Response:
+    return web.Response(status=status, text=text)

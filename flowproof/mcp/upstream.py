@@ -1,0 +1,115 @@
+"""The real streamable-HTTP MCP server, at record only: the one MCP module with a network client.
+
+The URL is the spec's `url:`, fixed when the flow starts. A POST's answer is read as one
+`application/json` message or as the `text/event-stream` frames the server sends before it
+(notifications, server requests), each handed over as it arrives: a server that asks the agent
+something mid-call waits for the answer before it finishes the stream. Replay never imports
+this module (its listener answers from the lane).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+FORWARDED = (
+    "Authorization",
+    "Mcp-Session-Id",
+    "MCP-Protocol-Version",
+    "Mcp-Method",
+    "Mcp-Name",
+    "Accept",
+    "Content-Type",
+    "Last-Event-ID",
+)
+"""Headers passed from the agent to the real server (none of them is ever stored)."""
+RETURNED = ("Mcp-Session-Id",)
+"""Headers passed from the real server back to the agent."""
+
+OnMessage = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamAnswer:
+    status: int
+    headers: dict[str, str]
+    text: str
+    """The body when it held no JSON-RPC message (an HTTP error page), cut short."""
+
+
+class HttpUpstream:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30)
+        )
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def post(
+        self, body: bytes, headers: Mapping[str, str], on_message: OnMessage
+    ) -> UpstreamAnswer:
+        async with self._session.post(self.url, data=body, headers=_forwarded(headers)) as reply:
+            return await self._read(reply, on_message)
+
+    async def get(self, headers: Mapping[str, str], on_message: OnMessage) -> UpstreamAnswer:
+        """The server-push stream: each message handed over until the server ends it."""
+        async with self._session.get(self.url, headers=_forwarded(headers)) as reply:
+            return await self._read(reply, on_message)
+
+    async def delete(self, headers: Mapping[str, str]) -> UpstreamAnswer:
+        async with self._session.delete(self.url, headers=_forwarded(headers)) as reply:
+            return UpstreamAnswer(reply.status, _returned(reply), "")
+
+    async def _read(self, reply: aiohttp.ClientResponse, on_message: OnMessage) -> UpstreamAnswer:
+        kind = reply.headers.get("Content-Type", "")
+        if "text/event-stream" in kind:
+            async for data in _sse_data(reply.content):
+                message = _message(data)
+                if message is not None:
+                    await on_message(message)
+            return UpstreamAnswer(reply.status, _returned(reply), "")
+        text = await reply.text(errors="replace")
+        message = _message(text) if "json" in kind else None
+        if message is not None:
+            await on_message(message)
+            return UpstreamAnswer(reply.status, _returned(reply), "")
+        return UpstreamAnswer(reply.status, _returned(reply), text[:300])
+
+
+async def _sse_data(stream: aiohttp.StreamReader) -> AsyncIterator[str]:
+    """The `data:` of each event, joined across lines, as events complete."""
+    lines: list[str] = []
+    async for raw in stream:
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+            lines = []
+        elif line.startswith("data:"):
+            lines.append(line[5:].removeprefix(" "))
+    if lines:
+        yield "\n".join(lines)
+
+
+def _message(text: str) -> dict[str, Any] | None:
+    if not text.strip():
+        return None  # the priming event of 2025-11-25: an id, and empty data
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _forwarded(headers: Mapping[str, str]) -> dict[str, str]:
+    return {name: headers[name] for name in FORWARDED if name in headers}
+
+
+def _returned(reply: aiohttp.ClientResponse) -> dict[str, str]:
+    return {name: reply.headers[name] for name in RETURNED if name in reply.headers}
