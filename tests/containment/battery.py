@@ -288,7 +288,10 @@ def main() -> int:
         for address in (DECLARED, UNDECLARED):
             subprocess.run(["ip", "addr", "add", f"{address}/32", "dev", "lo"], check=True)
         for address in (DECLARED6, UNDECLARED6):
-            subprocess.run(["ip", "addr", "add", f"{address}/128", "dev", "lo"], check=True)
+            # nodad: usable at once, not "tentative" while duplicate detection runs
+            subprocess.run(
+                ["ip", "addr", "add", f"{address}/128", "dev", "lo", "nodad"], check=True
+            )
     for address in (DECLARED, UNDECLARED):
         _serve_tcp(address, socket.AF_INET)
         _serve_udp(address)

@@ -64,8 +64,11 @@ def interpreter(*as_user: str) -> tuple[str, ...]:
 def run_battery(programs: Path, *as_user: str) -> subprocess.CompletedProcess[str]:
     setup = (
         "set -e; ip link set lo up; "
-        f"for a in {netns.DECLARED}/32 {netns.UNDECLARED}/32 2001:db8::9/128 2001:db8::7/128; "
-        'do ip addr add "$a" dev lo; done; exec "$@"'
+        f"for a in {netns.DECLARED}/32 {netns.UNDECLARED}/32; "
+        'do ip addr add "$a" dev lo; done; '
+        # nodad: usable at once, not "tentative" while duplicate detection runs
+        "for a in 2001:db8::9/128 2001:db8::7/128; "
+        'do ip addr add "$a" dev lo nodad; done; exec "$@"'
     )
     return subprocess.run(
         [
