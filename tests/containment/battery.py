@@ -30,6 +30,10 @@ TCP, UDP = 8080, 5353
 HERE = Path(__file__).resolve().parent
 ALLOW = [f"{DECLARED}:{TCP}", f"{DECLARED}:{UDP}", f"[{DECLARED6}]:{TCP}"]
 reached: dict[str, int] = {}
+NODE_FETCH = (
+    "fetch(process.argv[1]).then(r => r.text()).then(t => console.log('RESULT connected', t),"
+    " e => console.log('RESULT refused', (e.cause && e.cause.code) || e.message))"
+)
 
 
 def _serve_tcp(address: str, family: int) -> None:
@@ -242,6 +246,19 @@ def techniques(bin_dir: Path, unix: Path) -> list[Technique]:
             "SCM_CREDENTIALS (checked against the supervisor: refused)",
             [*py, "scm_credentials"],
             "refused EPERM",
+        ),
+        Technique(
+            "node fetch, declared (libuv's io_uring refused, it falls back)",
+            ["node", "-e", NODE_FETCH, f"http://{DECLARED}:{TCP}/"],
+            "connected hello",
+            needs="node",
+        ),
+        Technique(
+            "node fetch, undeclared",
+            ["node", "-e", NODE_FETCH, f"http://{UNDECLARED}:{TCP}/"],
+            "refused ECONNREFUSED",
+            ref(f"{UNDECLARED}:{TCP}"),
+            needs="node",
         ),
         Technique(
             "curl, declared",
