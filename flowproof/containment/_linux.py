@@ -345,6 +345,23 @@ def write_memory(pid: int, address: int, data: bytes) -> bool:
     return int(_vm_function("process_vm_writev")(pid, base, 1, base + 16, 1, 0)) == len(data)
 
 
+@cache
+def _libc_holding_gil() -> ctypes.PyDLL:
+    """The same symbols, called WITHOUT releasing the GIL: for a call that cannot block (a
+    connect to loopback or on a non-blocking socket). Released, the GIL is often taken by the
+    thread the call itself wakes (the engine's proxy accepting that very connection), and the
+    supervisor then waits its turn before it can answer."""
+    return ctypes.PyDLL(None, use_errno=True)
+
+
+def sock_connect_now(fd: int, address: bytes) -> int:
+    """sock_connect for a connect that returns at once (see _libc_holding_gil)."""
+    function = _libc_holding_gil().connect
+    function.restype = ctypes.c_int
+    result = int(function(ctypes.c_int(fd), address, ctypes.c_uint32(len(address))))
+    return -ctypes.get_errno() if result == -1 else result
+
+
 def _socket_call(name: str, *args: Any) -> int:
     """A libc socket call on raw buffers → its result, or -errno (never raises)."""
     function = getattr(_libc(), name)

@@ -118,7 +118,10 @@ def on_connect(call: Call, sup: Supervisor) -> None:
             sup.in_background(call, owned, lambda: _linux.sock_connect(owned, target))
             duplicate = -1
             return
-        call.reply(_linux.sock_connect(duplicate, verdict))
+        if remote:  # non-blocking: EINPROGRESS at once
+            call.reply(_linux.sock_connect(duplicate, verdict))
+        else:
+            call.reply(_linux.sock_connect_now(duplicate, verdict))
     finally:
         if duplicate >= 0:
             os.close(duplicate)
