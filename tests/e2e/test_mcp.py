@@ -179,7 +179,7 @@ def test_python_client_over_http_records_then_replays_with_the_server_stopped(
     started = time.monotonic()
     replayed = replay(tmp_path)  # the server has stopped: nothing listens at its URL
     assert replayed.code == 0, replayed.output
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 10  # no 10 s server/discover stall
     assert (tmp_path / "agent.out").read_text() == recorded_out
 
 
