@@ -229,6 +229,22 @@ def audit(runs_dir: str | None, html: str | None, markdown: str | None) -> None:
     audit_command(runs_dir, html, markdown)
 
 
+@main.group()
+def trace() -> None:
+    """Work with traces."""
+
+
+@trace.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+def trace_lint(paths: tuple[str, ...]) -> None:
+    """Fail (exit 1) on what must never be committed in the traces under PATHS (default:
+    specs/): provider keys, tokens, private keys, header-like keys, home paths, declared
+    secrets, and traces no spec replays."""
+    from flowproof.cli.trace_lint import lint_command
+
+    lint_command(paths)
+
+
 @main.command("help-matchers")
 def help_matchers() -> None:
     """List the argument matchers `where` clauses accept."""

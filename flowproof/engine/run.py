@@ -30,6 +30,7 @@ from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
+from flowproof.trace.lint import rules_for
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -92,6 +93,9 @@ async def run_flow(
         bodies = lanes.all_bodies(served)
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
+    if not reasons:  # the store guard: what must never be committed fails the record
+        rules = rules_for(suite.settings if suite else None, secret_values)
+        reasons = strategy.trace_findings(traffic, rules)
     never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(

@@ -25,6 +25,7 @@ from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
+from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
@@ -54,6 +55,10 @@ class Strategy(Protocol):
         found so far: servers never contacted at record (a trace without their lanes would
         replay nothing), calls left unserved at replay (only when nothing failed before, since
         a flow cut short leaves calls unserved as a matter of course)."""
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        """What `flowproof trace lint` would find in the trace this flow is about to write
+        (record), as failure reasons; nothing at replay, which writes no trace."""
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -91,6 +96,9 @@ class Replay:
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return [] if reasons else boundary.unserved()
 
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        return []
+
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
     ) -> Path | None:
@@ -125,6 +133,15 @@ class Record:
 
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return boundary.never_contacted()
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules)
+        return [
+            f"the trace would hold {finding.rule} at {finding.path}, so it was not written: "
+            "remove it from what the agent sends or receives, or accept it with a reviewed "
+            "`trace_lint: allow:` entry in flowproof.yaml"
+            for finding in findings
+        ]
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
