@@ -108,12 +108,19 @@ def _cpus() -> int:
     is_flag=True,
     help="After a passing re-record, print what changed against the previous trace.",
 )
+@click.option(
+    "--keep-matching",
+    is_flag=True,
+    help="Heal: serve every request that matches the existing trace from it (its bytes kept) "
+    "and forward only the rest to the real model.",
+)
 @_runs_dir_option
 @_jobs_option("default: 1, one flow at a time against the real model")
 @_shard_option
 def record(
     paths: tuple[str, ...],
     show_diff: bool,
+    keep_matching: bool,
     runs_dir: str | None,
     jobs: int | None,
     shard: str | None,
@@ -122,7 +129,13 @@ def record(
     from flowproof.cli.flows import run_flows
 
     run_flows(
-        paths, "record", show_diff=show_diff, runs_dir=runs_dir, jobs=jobs or 1, shard=shard
+        paths,
+        "record",
+        show_diff=show_diff,
+        runs_dir=runs_dir,
+        jobs=jobs or 1,
+        shard=shard,
+        keep_matching=keep_matching,
     )
 
 

@@ -66,6 +66,7 @@ def run_flows(
     runs_dir: str | None = None,
     jobs: int = 1,
     shard: str | None = None,
+    keep_matching: bool = False,
 ) -> None:
     mode = Mode(mode_name)
     part = parse_shard(shard) if shard is not None else None
@@ -79,7 +80,7 @@ def run_flows(
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
     run = _Run()
     try:
-        asyncio.run(_interruptible(specs, mode, show_diff, run, jobs))
+        asyncio.run(_interruptible(specs, mode, show_diff, run, jobs, keep_matching))
     except Exception as exc:
         # The record is the evidence of what ran before the crash; the boundary reports it.
         record = run_record(
@@ -116,7 +117,12 @@ def _runs_root(given: str | None) -> Path:
 
 
 async def _interruptible(
-    specs: list[Path], mode: Mode, show_diff: bool, run: _Run, jobs: int = 1
+    specs: list[Path],
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    jobs: int = 1,
+    keep_matching: bool = False,
 ) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
     the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
@@ -132,7 +138,7 @@ async def _interruptible(
     for interrupting in INTERRUPTS:
         loop.add_signal_handler(interrupting, interrupt, interrupting)
     try:
-        await _run_all(specs, mode, show_diff, run, jobs)
+        await _run_all(specs, mode, show_diff, run, jobs, keep_matching)
     except asyncio.CancelledError:
         if run.interrupted_by is None:
             raise
@@ -154,7 +160,12 @@ class _Done:
 
 
 async def _run_all(
-    specs: list[Path], mode: Mode, show_diff: bool, run: _Run, jobs: int = 1
+    specs: list[Path],
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    jobs: int = 1,
+    keep_matching: bool = False,
 ) -> None:
     """Up to `jobs` flows at once, each with its own proxy and stand-ins on ephemeral ports.
     Flows that need a fixed port (`proxy_port`, an MCP `port:`, a `url:` service, which owns
@@ -174,7 +185,9 @@ async def _run_all(
     async def one(index: int, path: Path) -> None:
         try:
             async with slots:
-                done[index] = await _run_one(path, mode, show_diff, run, fixed_port)
+                done[index] = await _run_one(
+                    path, mode, show_diff, run, fixed_port, keep_matching
+                )
         except _CutShort as cut:
             done[index] = cut.done  # the flows a signal stops are reported, and then no more
         report_ready()
@@ -202,14 +215,19 @@ class _CutShort(Exception):
 
 
 async def _run_one(
-    path: Path, mode: Mode, show_diff: bool, run: _Run, fixed_port: asyncio.Lock
+    path: Path,
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    fixed_port: asyncio.Lock,
+    keep_matching: bool = False,
 ) -> _Done:
     try:
         suite = find_suite(path, Path.cwd())
         loaded = load_spec(path)
         started = time.monotonic()
         try:
-            strategy = strategy_for(mode, loaded, os.environ)
+            strategy = strategy_for(mode, loaded, os.environ, keep_matching)
             if _needs_fixed_port(loaded):
                 async with fixed_port:
                     outcome = await run_flow(loaded, strategy, suite=suite)
@@ -290,11 +308,16 @@ def _plural(count: int, noun: str) -> str:
 def _diff_lines(flow: FlowOutcome) -> list[str]:
     if flow.previous_trace is None:
         return [indent("diff: no previous trace to compare with (first recording)")]
+    kept = []
+    if flow.kept_turns:
+        numbers = ", ".join(str(turn + 1) for turn in flow.kept_turns)
+        turns = "turns" if len(flow.kept_turns) != 1 else "turn"
+        kept = [indent(f"kept from the previous trace, unchanged: {turns} {numbers}")]
     new = load_trace(flow.trace_written) if flow.trace_written else None
     changes = trace_changes(flow.previous_trace, new) if new else []
     if not changes:
-        return [indent("diff: no trajectory changes against the previous trace")]
-    lines = [indent("diff against the previous trace (review before committing):")]
+        return [*kept, indent("diff: no trajectory changes against the previous trace")]
+    lines = [*kept, indent("diff against the previous trace (review before committing):")]
     return lines + [indent(f"- {change}", "        ") for change in changes]
 
 

@@ -114,6 +114,7 @@ async def run_flow(
         warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
         secrets=Secrets(secret_values),
         lanes=served,
+        kept_turns=tuple(sorted(traffic.kept)),
     )
 
 

@@ -21,6 +21,7 @@ from flowproof.errors import ConfigError, TraceError
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
+from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import record_keys
@@ -111,6 +112,8 @@ class Record:
     upstream: Upstream
     previous: Trace | None
     mode: Mode = Mode.RECORD
+    keep_matching: bool = False
+    """Serve requests that match the previous trace from it; forward only the rest."""
 
     @property
     def served_from(self) -> Trace | None:
@@ -123,7 +126,11 @@ class Record:
     async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
         forward = ForwardBackend(self.upstream, mocks, traffic)
         try:
-            yield forward
+            if self.keep_matching and self.previous is not None:
+                kept = MODEL.matcher(self.previous.turns)
+                yield KeepMatchingBackend(kept, forward, mocks, traffic)
+            else:
+                yield forward
         finally:
             await forward.close()
 
@@ -158,7 +165,9 @@ class Record:
         return self.trace_path
 
 
-def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> Strategy:
+def strategy_for(
+    mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str], keep_matching: bool = False
+) -> Strategy:
     trace_path = trace_path_for(loaded.path)
     credentials = record_keys(environ)
     if mode is Mode.REPLAY:
@@ -167,7 +176,7 @@ def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> 
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    return Record(trace_path, Upstream.from_environ(environ), previous)
+    return Record(trace_path, Upstream.from_environ(environ), previous, keep_matching=keep_matching)
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:
