@@ -448,3 +448,13 @@ def test_a_guard_flow_passes_at_the_tool_boundary_only_while_the_code_refuses(
         'the agent called tools/delete_file (call 1 of 2) with {"path": "/srv/guarded.txt"}'
     ) in recorded.stderr
     assert not (tmp_path / "specs" / "mcp.trace.json").exists()
+
+
+def test_an_unreachable_real_http_server_fails_the_record_by_name(tmp_path: Path) -> None:
+    write_spec(tmp_path, python_agent("classic"), url("http://127.0.0.1:9/mcp"), TASK[:1])
+    recorded = record(tmp_path)
+    assert recorded.code == 1, recorded.output
+    assert "mcp.tools: the real MCP server at http://127.0.0.1:9/mcp could not be reached" in (
+        recorded.stderr
+    )
+    assert "Traceback" not in recorded.output
