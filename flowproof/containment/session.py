@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -62,10 +63,7 @@ async def contained_process(
     os.lseek(config, 0, os.SEEK_SET)
     report_r, report_w = os.pipe()
     ack_r, ack_w = os.pipe()
-    dumpable = _linux.prctl(_linux.PR_GET_DUMPABLE)
-    # The agent must not be able to open our /proc files or take our listener with
-    # pidfd_getfd; the trampoline turns its own dumpable flag back on.
-    _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
+    _undumpable.enter()
     supervisor = None
     try:
         try:
@@ -111,7 +109,7 @@ async def contained_process(
         os.close(ack_w)
         if supervisor is not None:
             await asyncio.to_thread(supervisor.stop, STOP_GRACE)
-        _linux.prctl(_linux.PR_SET_DUMPABLE, dumpable)
+        _undumpable.leave()
 
 
 async def _handover(process: asyncio.subprocess.Process, report_r: int) -> int:
@@ -134,6 +132,34 @@ async def _handover(process: asyncio.subprocess.Process, report_r: int) -> int:
         return _linux.pidfd_getfd(pidfd, int(message["fd"]))
     finally:
         os.close(pidfd)
+
+
+class _Undumpable:
+    """PR_SET_DUMPABLE 0 for as long as any agent is contained (`run -j` contains several at
+    once, and the flag is the whole process's): the agent must not be able to open flowproof's
+    /proc files or take a listener with pidfd_getfd. The trampoline turns its own flag back on.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self._before = 1
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._count == 0:
+                self._before = _linux.prctl(_linux.PR_GET_DUMPABLE)
+                _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
+            self._count += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._count -= 1
+            if self._count == 0:
+                _linux.prctl(_linux.PR_SET_DUMPABLE, self._before)
+
+
+_undumpable = _Undumpable()
 
 
 def _read_line(fd: int) -> bytes:

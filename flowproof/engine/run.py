@@ -9,8 +9,9 @@ answers from, how many turns the flow must serve, and whether a passing flow min
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
@@ -18,20 +19,29 @@ from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
-from flowproof.engine.drive import drive
+from flowproof.engine.drive import DriveResult, drive
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
-from flowproof.mcp.boundary import mcp_boundary
+from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
+from flowproof.trace.lint import rules_for
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+
+AgentDriver = Callable[
+    [LoadedSpec, Suite | None, Mapping[str, str], int, asyncio.Event, McpBoundary],
+    Awaitable[DriveResult],
+]
+"""What runs the agent once the boundaries are up: `drive` (a command or a `url:` service), or
+the pytest plugin's in-process driver (flowproof/inprocess.py)."""
 
 
 async def run_flow(
@@ -39,6 +49,7 @@ async def run_flow(
     strategy: Strategy,
     environ: Mapping[str, str] | None = None,
     suite: Suite | None = None,
+    agent: AgentDriver | None = None,
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
@@ -58,7 +69,9 @@ async def run_flow(
                 runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await drive(loaded, suite, environ, port, traffic.fatal, tool_boundary)
+            driven = await (agent or drive)(
+                loaded, suite, environ, port, traffic.fatal, tool_boundary
+            )
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
@@ -81,6 +94,9 @@ async def run_flow(
         egress = driven.egress.evidence() if driven.egress else None
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
+    if not reasons:  # the store guard: what must never be committed fails the record
+        rules = rules_for(suite.settings if suite else None, secret_values)
+        reasons = strategy.trace_findings(traffic, rules)
     never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
@@ -100,6 +116,7 @@ async def run_flow(
         + tuple(driven.egress.warnings() if driven.egress else ()),
         secrets=Secrets(secret_values),
         lanes=served,
+        kept_turns=tuple(sorted(traffic.kept)),
         egress=driven.egress.summary() if driven.egress else None,
     )
 

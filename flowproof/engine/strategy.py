@@ -21,10 +21,12 @@ from flowproof.errors import ConfigError, TraceError
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
+from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
+from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
@@ -54,6 +56,10 @@ class Strategy(Protocol):
         found so far: servers never contacted at record (a trace without their lanes would
         replay nothing), calls left unserved at replay (only when nothing failed before, since
         a flow cut short leaves calls unserved as a matter of course)."""
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        """What `flowproof trace lint` would find in the trace this flow is about to write
+        (record), as failure reasons; nothing at replay, which writes no trace."""
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -91,6 +97,9 @@ class Replay:
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return [] if reasons else boundary.unserved()
 
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        return []
+
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
     ) -> Path | None:
@@ -103,6 +112,8 @@ class Record:
     upstream: Upstream
     previous: Trace | None
     mode: Mode = Mode.RECORD
+    keep_matching: bool = False
+    """Serve requests that match the previous trace from it; forward only the rest."""
 
     @property
     def served_from(self) -> Trace | None:
@@ -115,7 +126,11 @@ class Record:
     async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
         forward = ForwardBackend(self.upstream, mocks, traffic)
         try:
-            yield forward
+            if self.keep_matching and self.previous is not None:
+                kept = MODEL.matcher(self.previous.turns)
+                yield KeepMatchingBackend(kept, forward, mocks, traffic)
+            else:
+                yield forward
         finally:
             await forward.close()
 
@@ -125,6 +140,15 @@ class Record:
 
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return boundary.never_contacted()
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules)
+        return [
+            f"the trace would hold {finding.rule} at {finding.path}, so it was not written: "
+            "remove it from what the agent sends or receives, or accept it with a reviewed "
+            "`trace_lint: allow:` entry in flowproof.yaml"
+            for finding in findings
+        ]
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -141,7 +165,9 @@ class Record:
         return self.trace_path
 
 
-def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> Strategy:
+def strategy_for(
+    mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str], keep_matching: bool = False
+) -> Strategy:
     trace_path = trace_path_for(loaded.path)
     credentials = record_keys(environ)
     if mode is Mode.REPLAY:
@@ -150,7 +176,7 @@ def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> 
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    return Record(trace_path, Upstream.from_environ(environ), previous)
+    return Record(trace_path, Upstream.from_environ(environ), previous, keep_matching=keep_matching)
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:

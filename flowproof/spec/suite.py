@@ -10,10 +10,11 @@ flowproof was started in; settings files are not merged.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from flowproof.spec.load import parse_model
 from flowproof.spec.model import _Strict
@@ -21,11 +22,45 @@ from flowproof.spec.model import _Strict
 SUITE_FILE = "flowproof.yaml"
 
 
+class LintPattern(_Strict):
+    name: str = Field(min_length=1)
+    """How a finding names it: `an internal ticket token`."""
+    pattern: str = Field(min_length=1)
+    """A Python regular expression, searched for in every string of every body."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"the pattern does not compile: {exc}") from None
+        return pattern
+
+
+class LintAllow(_Strict):
+    trace: str = Field(min_length=1)
+    """The trace file (a suffix of its path: `specs/booking.trace.json`)."""
+    path: str = Field(min_length=1)
+    """The JSON path the finding names."""
+    rule: str = Field(min_length=1)
+    """The rule the finding names, as printed."""
+    reason: str = Field(min_length=1)
+    """Why this is not a secret: the reviewer reads it."""
+
+
+class TraceLintSpec(_Strict):
+    patterns: list[LintPattern] = []
+    allow: list[LintAllow] = []
+
+
 class SuiteSpec(_Strict):
     env: dict[str, str] = {}
     """Environment for every flow's agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
     before_each: str | None = Field(default=None, min_length=1)
     """Shell command run before each flow (e.g. to reset a service); non-zero fails the flow."""
+    trace_lint: TraceLintSpec = TraceLintSpec()
+    """Extra patterns for `flowproof trace lint` (and record's scan), and reviewed exceptions."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,12 +61,14 @@ def write_egress_spec(
     return path
 
 
-def in_namespace(command: str, directory: Path) -> CliResult:
+def in_namespace(command: str, directory: Path, *arguments: str) -> CliResult:
+    """`flowproof COMMAND ARGUMENTS` (default: specs) in a fresh namespace, whose scripted
+    upstream starts its script from the beginning."""
     ready = directory / f"ready-{command}"
     ready.unlink(missing_ok=True)
     return flowproof(
         command,
-        "specs",
+        *(arguments or ("specs",)),
         cwd=directory,
         env={"FLOWPROOF_AGENT_KEY": KEY},
         prefix=netns.prefix(ready),
@@ -202,3 +204,21 @@ def test_a_declared_host_name_is_resolved_by_flowproof_and_pinned(tmp_path: Path
     result = in_namespace("run", tmp_path)
     assert result.code == 1, result.output
     assert f"refused: connect {netns.UNDECLARED}:{netns.PORT};" in result.stderr
+
+
+def test_flows_contained_at_once_each_get_their_own_findings(tmp_path: Path) -> None:
+    """`run -j 2`: two contained agents at once, one supervisor each; only the flow whose agent
+    contacted the undeclared host fails, and only it names the host."""
+    write_egress_spec(tmp_path, [DECLARED_URL])
+    first = tmp_path / "specs" / "egress.yaml"
+    second = tmp_path / "specs" / "egress-too.yaml"
+    second.write_text(first.read_text().replace("reaches only its declared API", "too"))
+    for spec in (first, second):  # one at a time: the scripted model plays one booking
+        assert in_namespace("record", tmp_path, str(spec.relative_to(tmp_path))).code == 0
+    second.write_text(second.read_text().replace(DECLARED_URL, f"{DECLARED_URL},{UNDECLARED_URL}"))
+    result = in_namespace("run", tmp_path, "-j", "2", "specs")
+    assert result.code == 1, result.output
+    assert result.stderr.count(CONTAINED) == 2
+    assert "PASS  Booking agent reaches only its declared API" in result.stderr
+    assert "FAIL  Booking agent too" in result.stderr
+    assert result.stderr.count(f"refused: connect {netns.UNDECLARED}:{netns.PORT}") == 1
