@@ -76,6 +76,22 @@ class EgressSession:
         ]
 
 
+IN_PROCESS = (
+    "an in-process agent runs inside flowproof's own process, which flowproof cannot contain; "
+    "only a command: agent can be contained"
+)
+
+
+def uncontained_session(loaded: LoadedSpec, reason: str) -> EgressSession | None:
+    """The session of a flow whose agent nothing can contain (None when it engages none)."""
+    if not engages_egress(loaded):
+        return None
+    asserted = any(step.kind == KIND for step in loaded.assertions)
+    return EgressSession(
+        not_contained(reason), False, tuple(loaded.spec.agent.allow_egress), asserted
+    )
+
+
 def engages_egress(loaded: LoadedSpec) -> bool:
     return bool(loaded.spec.agent.allow_egress) or any(
         step.kind == KIND for step in loaded.assertions
@@ -91,7 +107,7 @@ def egress_session(loaded: LoadedSpec, environ: Mapping[str, str]) -> EgressSess
     entries = tuple(agent.allow_egress)
     asserted = any(step.kind == KIND for step in loaded.assertions)
     if agent.command is None:
-        return EgressSession(not_contained(URL_SERVICE), False, entries, asserted)
+        return uncontained_session(loaded, URL_SERVICE)
     rules = []
     for index, text in enumerate(entries):
         resolved = resolve(text, environ)

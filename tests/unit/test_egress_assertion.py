@@ -150,3 +150,14 @@ def test_a_declared_name_that_resolves_to_nothing_is_a_warning() -> None:
         "allow_egress names nowhere.invalid, which resolved to no address when the agent "
         "started; a connection to it is refused unless it resolves when the agent connects"
     ]
+
+
+def test_an_in_process_agent_is_never_contained(tmp_path: Path) -> None:
+    from flowproof.containment.engage import IN_PROCESS, uncontained_session
+
+    session = uncontained_session(load_spec(write(tmp_path, SPEC)), IN_PROCESS)
+    assert session is not None and not session.contained
+    assert session.evidence().tier == (
+        "not contained (an in-process agent runs inside flowproof's own process, which "
+        "flowproof cannot contain; only a command: agent can be contained)"
+    )
