@@ -65,6 +65,10 @@ class FlowOutcome:
     """Every lane's entries served or recorded, in arrival order (the run record's timeline)."""
     secrets: Secrets = field(default_factory=Secrets)
     """Declared secret values, so every report can redact them."""
+    normalized: tuple[str, ...] = ()
+    """The `normalize:` entries the flow ran with (suite's, then its own)."""
+    ignored_fields: tuple[str, ...] = ()
+    """The `ignore_fields:` paths the flow matched without (suite's, then its own)."""
 
     @property
     def passed(self) -> bool:

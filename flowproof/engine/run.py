@@ -19,6 +19,7 @@ from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.drive import drive
+from flowproof.engine.environment import request_rules
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
@@ -42,6 +43,7 @@ async def run_flow(
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
+    rules = request_rules(loaded, suite, environ)  # `normalize:` and `ignore_fields:`
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
@@ -49,7 +51,7 @@ async def run_flow(
     runner: web.AppRunner | None = None
     try:
         async with (
-            strategy.backend(traffic, mocks_for(loaded)) as backend,
+            strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
                 spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
             ) as tool_boundary,
@@ -98,6 +100,8 @@ async def run_flow(
         warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
         secrets=Secrets(secret_values),
         lanes=served,
+        normalized=rules.normalized,
+        ignored_fields=rules.ignored_fields,
     )
 
 
