@@ -26,6 +26,7 @@ lines "${SPECS:-}"
 argv+=(--junit "$junit" --html "$html" --markdown "$markdown")
 lines "${ARGS:-}"
 [ "${#found[@]}" -gt 0 ] && argv+=("${found[@]}")
+[ -n "${SHARD:-}" ] && argv+=(--shard "$SHARD")
 
 bin=$(flowproof_bin)
 output report-dir "$REPORT_DIR"

@@ -9,8 +9,9 @@ answers from, how many turns the flow must serve, and whether a passing flow min
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
@@ -18,13 +19,13 @@ from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
-from flowproof.engine.drive import drive
+from flowproof.engine.drive import DriveResult, drive
 from flowproof.engine.environment import request_rules
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
-from flowproof.mcp.boundary import mcp_boundary
+from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
@@ -35,11 +36,20 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 
+AgentDriver = Callable[
+    [LoadedSpec, Suite | None, Mapping[str, str], int, asyncio.Event, McpBoundary],
+    Awaitable[DriveResult],
+]
+"""What runs the agent once the boundaries are up: `drive` (a command or a `url:` service), or
+the pytest plugin's in-process driver (flowproof/inprocess.py)."""
+
+
 async def run_flow(
     loaded: LoadedSpec,
     strategy: Strategy,
     environ: Mapping[str, str] | None = None,
     suite: Suite | None = None,
+    agent: AgentDriver | None = None,
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
@@ -60,7 +70,9 @@ async def run_flow(
                 runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await drive(loaded, suite, environ, port, traffic.fatal, tool_boundary)
+            driven = await (agent or drive)(
+                loaded, suite, environ, port, traffic.fatal, tool_boundary
+            )
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would

@@ -215,6 +215,14 @@ def test_run_passes_specs_and_args_one_per_line_and_literally(runner: Path) -> N
     assert not (runner.parent / "pwned").exists()
 
 
+def test_run_passes_the_shard_input(runner: Path) -> None:
+    done = step("run.sh", runner, **run_env(runner, SHARD="2/4"))
+    assert done.code == 0, done.stderr
+    assert done.calls[0][-2:] == ["--shard", "2/4"]
+    unsharded = step("run.sh", runner, **run_env(runner))
+    assert "--shard" not in unsharded.calls[0]
+
+
 def test_run_without_a_report_says_so_in_the_summary(runner: Path) -> None:
     done = step("run.sh", runner, FAKE_CODE="2", FAKE_NO_REPORTS="1", **run_env(runner))
     assert done.code == 0

@@ -152,7 +152,8 @@ def test_python_client_over_stdio_records_then_replays_with_the_server_gone(
     started = time.monotonic()
     replayed = replay(tmp_path)
     assert replayed.code == 0, replayed.output
-    assert time.monotonic() - started < 8  # server/discover answered at once, not after 10 s
+    # server/discover answered at once: a stand-in that ignored it would add its 10 s timeout
+    assert time.monotonic() - started < 10
     assert (tmp_path / "agent.out").read_text() == recorded_out
     assert [entry["tool"] for entry in logged(log)] == ["echo", "add"]  # nothing ran at replay
 
@@ -178,7 +179,7 @@ def test_python_client_over_http_records_then_replays_with_the_server_stopped(
     started = time.monotonic()
     replayed = replay(tmp_path)  # the server has stopped: nothing listens at its URL
     assert replayed.code == 0, replayed.output
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 10  # no 10 s server/discover stall
     assert (tmp_path / "agent.out").read_text() == recorded_out
 
 
