@@ -132,3 +132,39 @@ def test_unknown_path_is_a_named_404() -> None:
     assert "no model API at /v1/embeddings; paths containing " in replies[0][2]
     assert "/chat/completions" in replies[0][2]
     assert traffic.requests == [("POST", "/v1/embeddings", "?")]
+
+
+def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
+    from multidict import CIMultiDict
+
+    from flowproof.dialects import dialect_named
+    from flowproof.proxy.forward import Upstream
+
+    incoming = CIMultiDict(
+        [
+            ("Anthropic-Beta", "tools-2024"),
+            ("anthropic-beta", "context-1m"),
+            ("anthropic-version", "2023-06-01"),
+            ("OpenAI-Beta", "responses=experimental"),
+            ("openai-organization", "org-1"),
+            ("openai-project", "proj-1"),
+            ("openai-api-key", "sk-agent"),
+            ("x-api-key", "flowproof-placeholder-key"),
+            ("Authorization", "Bearer flowproof-placeholder-key"),
+            ("x-stainless-os", "Linux"),
+            ("user-agent", "agent/1"),
+        ]
+    )
+    upstream = Upstream(override="http://127.0.0.1:9/v1", bases={}, key="sk-real")
+    chat = dialect_named("openai_chat")
+    assert chat is not None
+    assert upstream.headers_for(chat, incoming) == {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "anthropic-beta": "tools-2024, context-1m",
+        "anthropic-version": "2023-06-01",
+        "openai-beta": "responses=experimental",
+        "openai-organization": "org-1",
+        "openai-project": "proj-1",
+        "Authorization": "Bearer sk-real",
+    }
