@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import warnings
 from typing import Any, NoReturn
 
@@ -132,6 +133,7 @@ async def run_calls(session: Any, calls: list[dict[str, Any]], parallel: bool) -
 
 
 async def modern(target: StdioServerParameters | str, calls: list[dict[str, Any]], parallel: bool):
+    started = time.monotonic()
     async with Client(
         target,
         sampling_callback=sampling_callback,
@@ -140,6 +142,8 @@ async def modern(target: StdioServerParameters | str, calls: list[dict[str, Any]
         log_level="debug",  # 2026-07-28 servers send log messages only to requests that opt in
     ) as client:
         print(f"protocol {client.protocol_version}", file=sys.stderr)
+        # How long connecting took, server/discover included (a probe left unanswered costs 10 s)
+        print(f"connected in {time.monotonic() - started:.2f}s", file=sys.stderr, flush=True)
         return await run_calls(client, calls, parallel)
 
 
