@@ -12,6 +12,7 @@ of now. One run cannot prove a value changes between runs; these are the shapes 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ class Finding:
         if self.normalize:
             lines.append(f"      → normalize: [{self.normalize}]")
         elif self.ignore_field:
-            lines.append(f"      → ignore_fields: [{self.ignore_field}]")
+            lines.append(f"      → ignore_fields: [{_yaml_scalar(self.ignore_field)}]")
         elif self.why_not:
             lines.append(f"      ✗ {self.why_not}")
         return lines
@@ -140,7 +141,7 @@ def suggested_lines(findings: Sequence[Finding]) -> list[str]:
     if normalize:
         lines.append(f"normalize: [{', '.join(normalize)}]")
     if ignore:
-        lines.append(f"ignore_fields: [{', '.join(ignore)}]")
+        lines.append(f"ignore_fields: [{', '.join(map(_yaml_scalar, ignore))}]")
     return lines
 
 
@@ -231,6 +232,11 @@ def _merge_dates(findings: list[Finding]) -> tuple[Finding, ...]:
 
 def _longest_first(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(set(values), key=lambda v: (-len(v), v)))
+
+
+def _yaml_scalar(path: str) -> str:
+    """A path as a YAML flow-sequence item: `input[*].id` must be quoted (`[` and `*`)."""
+    return json.dumps(path) if re.search(r"[\[\]*,:{}#&!|>'\"%@`]", path) else path
 
 
 def _unique(values: Iterator[str | None]) -> list[str]:
