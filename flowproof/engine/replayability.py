@@ -81,8 +81,9 @@ class Finding:
 
 
 def environment_facts(cwd: str, home: str, now: datetime) -> tuple[Fact, ...]:
-    """The facts doctor looks for. `now` is aware; the date is checked in UTC and local time."""
-    days = {now.astimezone().date(), now.astimezone(UTC).date()}
+    """The facts doctor looks for. `now` is aware, in the agent's local time zone; the date is
+    checked in that zone and in UTC."""
+    days = {now.date(), now.astimezone(UTC).date()}
     spellings: list[str] = []
     weekdays: list[str] = []
     for day in sorted(days):
@@ -94,8 +95,9 @@ def environment_facts(cwd: str, home: str, now: datetime) -> tuple[Fact, ...]:
             day.strftime("%m/%d/%Y"),
         ]
         weekdays.append(day.strftime("%A"))  # Tuesday
-    facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))]
-    if home and home != cwd and home != "/":
+    # normalize: refuses a value under 4 characters (it would replace too much); so does this.
+    facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))] if len(cwd) >= 4 else []
+    if len(home) >= 4 and home != cwd:
         facts.append(Fact("home", f"the home directory {home}", (home,)))
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
     facts.append(Fact("date", "today's weekday", _longest_first(weekdays), word=True))
@@ -115,20 +117,24 @@ def find_hazards(
         for number, body in enumerate(bodies, 1)
         for path, value in _leaves(body, "")
     ]
-    findings: list[Finding] = []
     masked = {(number, path): value for number, path, value in leaves if isinstance(value, str)}
-    for fact in sorted(facts, key=lambda f: -max(map(len, f.spellings))):
-        seen: list[Sighting] = []
+    seen: dict[int, list[Sighting]] = {}
+    by_length = sorted(range(len(facts)), key=lambda i: -max(map(len, facts[i].spellings)))
+    for index in by_length:
+        fact = facts[index]
         for (number, path), text in masked.items():
             for spelling in fact.spellings:
                 pattern = re.escape(spelling)
                 if fact.word:
                     pattern = rf"\b{pattern}\b"
                 if re.search(pattern, text):
-                    seen.append(Sighting(number, path, spelling))
+                    seen.setdefault(index, []).append(Sighting(number, path, spelling))
                     masked[(number, path)] = text = re.sub(pattern, "", text)
-        if seen:
-            findings.append(Finding(fact.label, tuple(seen), normalize=fact.key))
+    findings = [
+        Finding(fact.label, tuple(seen[index]), normalize=fact.key)
+        for index, fact in enumerate(facts)
+        if index in seen
+    ]
     findings += _per_run_ids(leaves, now)
     return _merge_dates(findings)
 
