@@ -43,9 +43,10 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
     async def handle(request: web.Request) -> web.StreamResponse:
         dialect = dialect_for_path(request.path)
         if dialect is not None and _is_websocket_upgrade(request):
-            traffic.requests.append((request.method, request.path, WEBSOCKET))
+            traffic.requests.append((request.method, request.path_qs, WEBSOCKET))
             return _refuse_websocket()
-        traffic.requests.append((request.method, request.path, dialect.name if dialect else "?"))
+        # path_qs: doctor shows the path as the agent sent it (`/v1/messages?beta=true`).
+        traffic.requests.append((request.method, request.path_qs, dialect.name if dialect else "?"))
         if dialect is None:
             markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
             return _unservable(

@@ -57,7 +57,7 @@ def test_doctor_names_the_cwd_home_date_and_session_id_claude_code_sends(tmp_pat
     quiet = [f"--env={name}={value}" for name, value in CLAUDE_QUIET.items()]
     output = doctor(project, home, f'--agent={BIN / "claude"} -p "$FLOWPROOF_PROMPT"', *quiet)
     today = datetime.now(UTC).date().isoformat()
-    assert "POST /v1/messages  →  anthropic_messages" in output
+    assert "× POST /v1/messages?beta=true  →  anthropic_messages" in output  # the real path
     assert f"the working directory {project}: request 1 at " in output
     assert f"the home directory {home}: request 1 at " in output
     assert "today's date: request 1 at " in output and repr(today) in output
