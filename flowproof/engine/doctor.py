@@ -217,7 +217,8 @@ async def run_doctor(
     finally:
         await runner.cleanup()
     now = datetime.now().astimezone()
-    facts = environment_facts(os.getcwd(), agent_env.get("HOME", str(Path.home())), now)
+    zone = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
+    facts = environment_facts(os.getcwd(), agent_env.get("HOME", str(Path.home())), now, zone)
     bodies = [turn.request for turn in traffic.turns]
     findings = find_hazards(bodies, facts, now)
     return DoctorReport(_requests(traffic), agent, port, contacts, findings)

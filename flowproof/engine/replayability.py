@@ -72,7 +72,7 @@ class Finding:
         more = f" (and {len(rest)} more place{'s' * (len(rest) != 1)})" if rest else ""
         lines = [f"  {self.label}: request {first.request} at {first.path} = {first.value!r}{more}"]
         if self.normalize:
-            lines.append(f"      → normalize: [{self.normalize}]")
+            lines.append(f"      → normalize: [{_yaml_scalar(self.normalize)}]")
         elif self.ignore_field:
             lines.append(f"      → ignore_fields: [{_yaml_scalar(self.ignore_field)}]")
         elif self.why_not:
@@ -80,9 +80,16 @@ class Finding:
         return lines
 
 
-def environment_facts(cwd: str, home: str, now: datetime) -> tuple[Fact, ...]:
+def environment_facts(
+    cwd: str, home: str, now: datetime, variables: Mapping[str, str] | None = None
+) -> tuple[Fact, ...]:
     """The facts doctor looks for. `now` is aware, in the agent's local time zone; the date is
-    checked in that zone and in UTC."""
+    checked in that zone and in UTC. `variables`: environment variables whose values an agent
+    may print (`TZ`), each declared as `normalize: ["${NAME}"]`.
+
+    The working directory is also looked for as a slug, every character other than a letter or
+    digit turned into `-` (Claude Code keeps per-project state under
+    `~/.claude/projects/-work-app/`, and names that path in its prompt)."""
     days = {now.date(), now.astimezone(UTC).date()}
     spellings: list[str] = []
     weekdays: list[str] = []
@@ -96,11 +103,15 @@ def environment_facts(cwd: str, home: str, now: datetime) -> tuple[Fact, ...]:
         ]
         weekdays.append(day.strftime("%A"))  # Tuesday
     # normalize: refuses a value under 4 characters (it would replace too much); so does this.
-    facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))] if len(cwd) >= 4 else []
+    slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    facts = [Fact("cwd", f"the working directory {cwd}", (cwd, slug))] if len(cwd) >= 4 else []
     if len(home) >= 4 and home != cwd:
         facts.append(Fact("home", f"the home directory {home}", (home,)))
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
     facts.append(Fact("date", "today's weekday", _longest_first(weekdays), word=True))
+    for name, value in (variables or {}).items():
+        if len(value) >= 4:
+            facts.append(Fact(f"${{{name}}}", f"${name} ({value})", (value,), word=True))
     return tuple(facts)
 
 
@@ -145,7 +156,7 @@ def suggested_lines(findings: Sequence[Finding]) -> list[str]:
     ignore = _unique(f.ignore_field for f in findings if f.ignore_field)
     lines = []
     if normalize:
-        lines.append(f"normalize: [{', '.join(normalize)}]")
+        lines.append(f"normalize: [{', '.join(map(_yaml_scalar, normalize))}]")
     if ignore:
         lines.append(f"ignore_fields: [{', '.join(map(_yaml_scalar, ignore))}]")
     return lines
@@ -242,7 +253,7 @@ def _longest_first(values: Sequence[str]) -> tuple[str, ...]:
 
 def _yaml_scalar(path: str) -> str:
     """A path as a YAML flow-sequence item: `input[*].id` must be quoted (`[` and `*`)."""
-    return json.dumps(path) if re.search(r"[\[\]*,:{}#&!|>'\"%@`]", path) else path
+    return json.dumps(path) if re.search(r"[\[\]*,:{}#&!|>'\"%@`$]", path) else path
 
 
 def _unique(values: Iterator[str | None]) -> list[str]:

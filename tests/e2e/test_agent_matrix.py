@@ -108,7 +108,8 @@ AGENTS = [
         {},
         "  - assert_tool_call: get_goal\n  - assert: reply contains goal\n",
         env={"CODEX_API_KEY": "flowproof-placeholder-key"},
-        normalize=("cwd", "home", "date"),
+        # Its prompt names the time zone (<timezone>Etc/UTC</timezone>): declared as $TZ.
+        normalize=("cwd", "home", "date", "${TZ}"),
         # Codex 0.169 also stamps every input item with a turn id and a creation time
         # (internal_chat_message_metadata_passthrough): per-run, but inside `input`.
         ignore_fields=(
@@ -228,13 +229,21 @@ def write_spec(project: Path, agent: MatrixAgent, *, declared: bool) -> Path:
         + agent.steps
     )
     if declared and agent.normalize:
-        spec += f"normalize: [{', '.join(agent.normalize)}]\n"
+        spec += f"normalize: [{', '.join(map(yaml_item, agent.normalize))}]\n"
     if declared and agent.ignore_fields:
-        spec += f"ignore_fields: [{', '.join(map(json.dumps, agent.ignore_fields))}]\n"
+        spec += f"ignore_fields: [{', '.join(map(yaml_item, agent.ignore_fields))}]\n"
     path = project / "specs" / f"{agent.id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
     return path
+
+
+def yaml_item(value: str) -> str:
+    return (
+        value
+        if value.isidentifier() or value.replace(".", "_").isidentifier()
+        else json.dumps(value)
+    )
 
 
 def in_netns(pid: int, *args: str, cwd: Path, env: dict[str, str]) -> CliResult:
@@ -267,7 +276,7 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
     home.mkdir(parents=True)
     record_env = {
         "HOME": str(home),
-        "TZ": "UTC",
+        "TZ": "Etc/UTC",
         "FLOWPROOF_AGENT_UPSTREAM": upstream.base_url,
         "FLOWPROOF_AGENT_KEY": KEY,
     }
@@ -297,7 +306,9 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
     if declared and "normalize:" not in (project / "specs" / f"{agent.id}.yaml").read_text():
         # This flowproof refused the declarations: replaying in place, with the same HOME,
         # must fail on the per-run id the issue names.
-        replay = in_netns(netns, "run", "specs", cwd=project, env={"HOME": str(home), "TZ": "UTC"})
+        replay = in_netns(
+            netns, "run", "specs", cwd=project, env={"HOME": str(home), "TZ": "Etc/UTC"}
+        )
         assert replay.code == 1, replay.output
         assert agent.volatile in replay.output, replay.output
         pytest.skip(DECLARED_KEYS_MISSING.format(path=agent.volatile) + f" ({refusal})")

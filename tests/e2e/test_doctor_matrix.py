@@ -40,7 +40,7 @@ def doctor(cwd: Path, home: Path, *args: str) -> str:
         "--timeout",
         "90",
         cwd=cwd,
-        env={"HOME": str(home), "TZ": "UTC", "PATH": path},
+        env={"HOME": str(home), "TZ": "Etc/UTC", "PATH": path},
         prefix=LOOPBACK_ONLY,
         timeout=150,
     )
@@ -89,3 +89,5 @@ def test_doctor_resolves_a_handle_in_agent_and_shows_the_websocket_attempt(
     assert f"the working directory {project}: request 1 at input[" in output
     assert "a per-run id at prompt_cache_key: request 1 at prompt_cache_key" in output
     assert "→ ignore_fields: [client_metadata]" in output
+    assert "$TZ (Etc/UTC): request 1 at input[" in output  # <timezone>Etc/UTC</timezone>
+    assert '  normalize: [cwd, home, date, "${TZ}"]' in output

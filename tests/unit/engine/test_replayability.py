@@ -103,3 +103,20 @@ def test_stable_values_are_not_reported() -> None:
         "temperature": 0,
     }
     assert hazards(body) == []
+
+
+def test_claude_code_project_slug_of_the_cwd_counts_as_the_cwd() -> None:
+    memory = f"{HOME}/.claude/projects/-home-casey-work-app/memory/"
+    found = hazards({"system": [{"type": "text", "text": f"Your memory is at `{memory}`."}]})
+    assert [(f.normalize, [s.value for s in f.sightings]) for f in found] == [
+        ("cwd", ["-home-casey-work-app"]),
+        ("home", [HOME]),
+    ]
+
+
+def test_a_time_zone_the_agent_prints_is_declared_as_its_variable() -> None:
+    facts = environment_facts(CWD, HOME, NOW, {"TZ": "Etc/UTC"})
+    body = {"input": [{"role": "user", "content": "<timezone>Etc/UTC</timezone>"}]}
+    found = list(find_hazards([body], facts, NOW))
+    assert [f.label for f in found] == ["$TZ (Etc/UTC)"]
+    assert suggested_lines(found) == ['normalize: ["${TZ}"]']
