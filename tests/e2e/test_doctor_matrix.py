@@ -1,6 +1,6 @@
 """`flowproof doctor` against two real coding-agent CLIs of the matrix (docs/agents.md), each in
-a network namespace with only loopback: it names the cwd, home and date Claude Code puts into
-its prompt and the per-run id it sends, and it resolves the `${flowproof.proxy_url}` handle
+a network namespace with only loopback: it names the cwd and date Claude Code puts into its
+prompt and the per-run id it sends, and it resolves the `${flowproof.proxy_url}` handle
 Codex CLI needs in its own flags, showing the refused WebSocket attempt next to the HTTP call.
 """
 
@@ -48,7 +48,7 @@ def doctor(cwd: Path, home: Path, *args: str) -> str:
     return result.output
 
 
-def test_doctor_names_the_cwd_home_date_and_session_id_claude_code_sends(tmp_path: Path) -> None:
+def test_doctor_names_the_cwd_date_and_session_id_claude_code_sends(tmp_path: Path) -> None:
     if not (BIN / "claude").exists():
         pytest.skip("Claude Code is not installed: run `make install`")
     project, home = tmp_path / "project", tmp_path / "home"
@@ -59,11 +59,9 @@ def test_doctor_names_the_cwd_home_date_and_session_id_claude_code_sends(tmp_pat
     today = datetime.now(UTC).date().isoformat()
     assert "× POST /v1/messages?beta=true  →  anthropic_messages" in output  # the real path
     assert f"the working directory {project}: request 1 at " in output
-    assert f"the home directory {home}: request 1 at " in output
     assert "today's date: request 1 at " in output and repr(today) in output
     assert "a per-run id at metadata.user_id: request 1 at metadata.user_id" in output
-    assert "  normalize: [cwd, home, date]" in output
-    assert "  ignore_fields: [metadata.user_id]" in output
+    assert "  normalize: [cwd, date]\n  ignore_fields: [metadata.user_id]" in output
 
 
 def test_doctor_resolves_a_handle_in_agent_and_shows_the_websocket_attempt(
