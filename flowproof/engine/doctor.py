@@ -217,11 +217,23 @@ async def run_doctor(
     finally:
         await runner.cleanup()
     now = datetime.now().astimezone()
-    zone = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
-    facts = environment_facts(os.getcwd(), agent_env.get("HOME", str(Path.home())), now, zone)
+    variables = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
+    home = agent_env.get("HOME", str(Path.home()))
+    facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
     bodies = [turn.request for turn in traffic.turns]
     findings = find_hazards(bodies, facts, now)
     return DoctorReport(_requests(traffic), agent, port, contacts, findings)
+
+
+def _machine_zone() -> str:
+    """This machine's time zone name (`Etc/UTC`), as agents that print one read it: Debian's
+    /etc/timezone, else the zoneinfo path /etc/localtime links to; "" when neither says."""
+    try:
+        return Path("/etc/timezone").read_text(encoding="utf-8").strip()
+    except OSError:
+        pass
+    target = os.path.realpath("/etc/localtime")
+    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else ""
 
 
 def _requests(traffic: Traffic) -> tuple[tuple[str, str, str], ...]:

@@ -81,14 +81,15 @@ class Finding:
 
 
 def environment_facts(
-    cwd: str, home: str, now: datetime, variables: Mapping[str, str] | None = None
+    cwd: str, home: str, now: datetime, zone: str = "", variables: Mapping[str, str] | None = None
 ) -> tuple[Fact, ...]:
     """The facts doctor looks for. `now` is aware, in the agent's local time zone; the date is
-    checked in that zone and in UTC. `variables`: environment variables whose values an agent
-    may print (`TZ`), each declared as `normalize: ["${NAME}"]`.
+    checked in that zone and in UTC. `zone`: this machine's time zone name (`Etc/UTC`), which
+    no `normalize:` fact covers. `variables`: environment variables whose values an agent may
+    print (`TZ`), each declared as `normalize: ["${NAME}"]`.
 
     The working directory is also looked for as a slug, every character other than a letter or
-    digit turned into `-` (Claude Code keeps per-project state under
+    digit turned into `-` (Claude Code keeps per-project memory under
     `~/.claude/projects/-work-app/`, and names that path in its prompt)."""
     days = {now.date(), now.astimezone(UTC).date()}
     spellings: list[str] = []
@@ -110,8 +111,10 @@ def environment_facts(
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
     facts.append(Fact("date", "today's weekday", _longest_first(weekdays), word=True))
     for name, value in (variables or {}).items():
-        if len(value) >= 4:
+        if len(value) >= 4 and value != zone:
             facts.append(Fact(f"${{{name}}}", f"${name} ({value})", (value,), word=True))
+    if len(zone) >= 4:
+        facts.append(Fact("", f"this machine's time zone {zone}", (zone,), word=True))
     return tuple(facts)
 
 
@@ -142,7 +145,7 @@ def find_hazards(
                     seen.setdefault(index, []).append(Sighting(number, path, spelling))
                     masked[(number, path)] = text = re.sub(pattern, "", text)
     findings = [
-        Finding(fact.label, tuple(seen[index]), normalize=fact.key)
+        Finding(fact.label, tuple(seen[index]), normalize=fact.key or None, why_not=_why_not(fact))
         for index, fact in enumerate(facts)
         if index in seen
     ]
@@ -160,6 +163,15 @@ def suggested_lines(findings: Sequence[Finding]) -> list[str]:
     if ignore:
         lines.append(f"ignore_fields: [{', '.join(map(_yaml_scalar, ignore))}]")
     return lines
+
+
+def _why_not(fact: Fact) -> str | None:
+    if fact.key:
+        return None
+    return (
+        "no normalize: fact covers a time zone: record and replay on machines set to the same "
+        'zone (an agent that prints $TZ can be declared as normalize: ["${TZ}"])'
+    )
 
 
 def _per_run_ids(leaves: Sequence[tuple[int, str, Any]], now: datetime) -> list[Finding]:

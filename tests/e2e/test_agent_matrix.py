@@ -111,8 +111,7 @@ AGENTS = [
         {},
         "  - assert_tool_call: get_goal\n  - assert: reply contains goal\n",
         env={"CODEX_API_KEY": "flowproof-placeholder-key"},
-        # Its prompt names the time zone (<timezone>Etc/UTC</timezone>): declared as $TZ.
-        normalize=("cwd", "home", "date", "${TZ}"),
+        normalize=("cwd", "home", "date"),
         # Codex 0.169 also stamps every input item with a turn id and a creation time
         # (internal_chat_message_metadata_passthrough): per-run, but inside `input`.
         ignore_fields=(

@@ -87,5 +87,4 @@ def test_doctor_resolves_a_handle_in_agent_and_shows_the_websocket_attempt(
     assert f"the working directory {project}: request 1 at input[" in output
     assert "a per-run id at prompt_cache_key: request 1 at prompt_cache_key" in output
     assert "→ ignore_fields: [client_metadata]" in output
-    assert "$TZ (Etc/UTC): request 1 at input[" in output  # <timezone>Etc/UTC</timezone>
-    assert '  normalize: [cwd, home, date, "${TZ}"]' in output
+    assert "  normalize: [cwd, home, date]" in output

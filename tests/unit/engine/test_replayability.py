@@ -114,9 +114,19 @@ def test_claude_code_project_slug_of_the_cwd_counts_as_the_cwd() -> None:
     ]
 
 
-def test_a_time_zone_the_agent_prints_is_declared_as_its_variable() -> None:
-    facts = environment_facts(CWD, HOME, NOW, {"TZ": "Etc/UTC"})
-    body = {"input": [{"role": "user", "content": "<timezone>Etc/UTC</timezone>"}]}
+def test_a_time_zone_variable_the_agent_prints_is_declared_as_that_variable() -> None:
+    facts = environment_facts(CWD, HOME, NOW, "Etc/UTC", {"TZ": "Europe/Paris"})
+    body = {"input": [{"role": "user", "content": "<timezone>Europe/Paris</timezone>"}]}
     found = list(find_hazards([body], facts, NOW))
-    assert [f.label for f in found] == ["$TZ (Etc/UTC)"]
+    assert [f.label for f in found] == ["$TZ (Europe/Paris)"]
     assert suggested_lines(found) == ['normalize: ["${TZ}"]']
+
+
+def test_the_machine_time_zone_is_reported_as_undeclarable() -> None:
+    """Codex CLI prints the machine's zone, whatever TZ says: no normalize: fact covers it."""
+    facts = environment_facts(CWD, HOME, NOW, "Etc/UTC", {"TZ": "Etc/UTC"})
+    body = {"input": [{"role": "user", "content": "<timezone>Etc/UTC</timezone>"}]}
+    (zone,) = find_hazards([body], facts, NOW)
+    assert zone.label == "this machine's time zone Etc/UTC" and zone.normalize is None
+    assert zone.why_not and zone.why_not.startswith("no normalize: fact covers a time zone")
+    assert suggested_lines([zone]) == []
