@@ -26,6 +26,15 @@ CONTENT_KEYS = frozenset(
 them, except a per-item `id` (`input[*].id`, `messages[*].id`)."""
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DAY_SECONDS = 86_400
+SLUG = (
+    "normalize: [cwd] replaces the path as written, not this spelling (Claude Code names its "
+    "per-project memory ~/.claude/projects/<slug>/ in its prompt: run it with "
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1)"
+)
+ZONE = (
+    "no normalize: fact covers a time zone: record and replay on machines set to the same zone "
+    '(an agent that prints $TZ can be declared as normalize: ["${TZ}"])'
+)
 SHOWN_PER_FINDING = 3
 
 
@@ -41,6 +50,8 @@ class Fact:
     """The values to look for, longest first."""
     word: bool = False
     """Match only as a whole word (a weekday inside another word is not a date)."""
+    why_not: str | None = None
+    """Set for a fact no `normalize:` entry covers: why, and what to do instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +116,9 @@ def environment_facts(
         weekdays.append(day.strftime("%A"))  # Tuesday
     # normalize: refuses a value under 4 characters (it would replace too much); so does this.
     slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
-    facts = [Fact("cwd", f"the working directory {cwd}", (cwd, slug))] if len(cwd) >= 4 else []
+    facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))] if len(cwd) >= 4 else []
+    if len(cwd) >= 4 and slug != cwd:
+        facts.append(Fact("", f"the working directory as a slug {slug}", (slug,), why_not=SLUG))
     if len(home) >= 4 and home != cwd:
         facts.append(Fact("home", f"the home directory {home}", (home,)))
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
@@ -114,7 +127,7 @@ def environment_facts(
         if len(value) >= 4 and value != zone:
             facts.append(Fact(f"${{{name}}}", f"${name} ({value})", (value,), word=True))
     if len(zone) >= 4:
-        facts.append(Fact("", f"this machine's time zone {zone}", (zone,), word=True))
+        facts.append(Fact("", f"this machine's time zone {zone}", (zone,), word=True, why_not=ZONE))
     return tuple(facts)
 
 
@@ -145,7 +158,7 @@ def find_hazards(
                     seen.setdefault(index, []).append(Sighting(number, path, spelling))
                     masked[(number, path)] = text = re.sub(pattern, "", text)
     findings = [
-        Finding(fact.label, tuple(seen[index]), normalize=fact.key or None, why_not=_why_not(fact))
+        Finding(fact.label, tuple(seen[index]), normalize=fact.key or None, why_not=fact.why_not)
         for index, fact in enumerate(facts)
         if index in seen
     ]
@@ -163,15 +176,6 @@ def suggested_lines(findings: Sequence[Finding]) -> list[str]:
     if ignore:
         lines.append(f"ignore_fields: [{', '.join(map(_yaml_scalar, ignore))}]")
     return lines
-
-
-def _why_not(fact: Fact) -> str | None:
-    if fact.key:
-        return None
-    return (
-        "no normalize: fact covers a time zone: record and replay on machines set to the same "
-        'zone (an agent that prints $TZ can be declared as normalize: ["${TZ}"])'
-    )
 
 
 def _per_run_ids(leaves: Sequence[tuple[int, str, Any]], now: datetime) -> list[Finding]:

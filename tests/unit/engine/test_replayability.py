@@ -105,13 +105,14 @@ def test_stable_values_are_not_reported() -> None:
     assert hazards(body) == []
 
 
-def test_claude_code_project_slug_of_the_cwd_counts_as_the_cwd() -> None:
+def test_claude_code_project_slug_of_the_cwd_is_named_with_what_to_do() -> None:
     memory = f"{HOME}/.claude/projects/-home-casey-work-app/memory/"
     found = hazards({"system": [{"type": "text", "text": f"Your memory is at `{memory}`."}]})
-    assert [(f.normalize, [s.value for s in f.sightings]) for f in found] == [
-        ("cwd", ["-home-casey-work-app"]),
-        ("home", [HOME]),
+    assert [(f.label, f.normalize) for f in found] == [
+        ("the working directory as a slug -home-casey-work-app", None),
+        ("the home directory /home/casey", "home"),
     ]
+    assert found[0].why_not and "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in found[0].why_not
 
 
 def test_a_time_zone_variable_the_agent_prints_is_declared_as_that_variable() -> None:
