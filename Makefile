@@ -71,7 +71,8 @@ dist: freeze
 # run through `npx flowproof`, with the same assertions `make test` checks through
 # `python -m flowproof`; and the installer against the real release archive.
 CHANNEL_TESTS := tests/e2e/test_record_replay.py tests/e2e/test_bad_input.py \
-	tests/e2e/test_report_browser.py tests/e2e/test_evidence.py tests/e2e/test_trace_formats.py
+	tests/e2e/test_report_browser.py tests/e2e/test_evidence.py tests/e2e/test_trace_formats.py \
+	tests/e2e/test_mcp.py
 NPM_PROJECT := dist/npm-project
 channels: dist
 	rm -rf $(NPM_PROJECT) && mkdir -p $(NPM_PROJECT)

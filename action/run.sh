@@ -26,6 +26,7 @@ lines "${SPECS:-}"
 argv+=(--junit "$junit" --html "$html" --markdown "$markdown")
 lines "${ARGS:-}"
 [ "${#found[@]}" -gt 0 ] && argv+=("${found[@]}")
+[ -n "${SHARD:-}" ] && argv+=(--shard "$SHARD")
 
 bin=$(flowproof_bin)
 output report-dir "$REPORT_DIR"
@@ -37,6 +38,18 @@ fi
 
 "$bin" "${argv[@]}"
 code=$?
+
+# The trace gate: what must never be committed (keys, tokens, home paths) fails the job like a
+# failed flow (exit 1), unless flowproof already exited with something worse.
+if [ "${TRACE_LINT:-true}" = "true" ]; then
+  lint=(trace lint)
+  lines "${SPECS:-}"
+  [ "${#found[@]}" -gt 0 ] && lint+=("${found[@]}")
+  "$bin" "${lint[@]}"
+  linted=$?
+  output trace-lint "$linted"
+  [ "$linted" -gt "$code" ] && code=$linted
+fi
 output exit-code "$code"
 
 # attribute NAME: an attribute of the JUnit file's root element (flowproof's own template

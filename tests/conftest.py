@@ -14,6 +14,8 @@ import pytest
 
 from tests.upstream.scripted import ScriptedUpstream
 
+pytest_plugins = ["pytester"]  # tests/e2e/test_pytest_plugin.py runs pytest on flows
+
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "agents"
 STRIPPED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "FLOWPROOF_", "AGENT_")

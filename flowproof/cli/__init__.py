@@ -7,6 +7,7 @@ internal error (cli/boundary.py is the one place exceptions become exit codes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -48,22 +49,55 @@ def _runs_dir_option(command: Any) -> Any:
     )
 
 
+def _jobs_option(default_help: str) -> Callable[[Any], Any]:
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help=f"Run up to N flows at once ({default_help}).",
+    )
+
+
+def _shard_option(command: Any) -> Any:
+    return click.option(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="Run only shard K of N: a stable partition of the flows by spec path, so N CI "
+        "machines each run one (combine them with `flowproof report --merge`).",
+    )(command)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @_report_options
 @_runs_dir_option
+@_jobs_option("default: the number of CPUs")
+@_shard_option
 def run(
     paths: tuple[str, ...],
     html: str | None,
     markdown: str | None,
     junit: str | None,
     runs_dir: str | None,
+    jobs: int | None,
+    shard: str | None,
 ) -> None:
     """Replay every spec under PATHS (default: specs/) against its trace. Never records."""
     from flowproof.cli.flows import run_flows
 
     reports = {"html": html, "markdown": markdown, "junit": junit}
-    run_flows(paths, "replay", reports=reports, runs_dir=runs_dir)
+    run_flows(
+        paths, "replay", reports=reports, runs_dir=runs_dir, jobs=jobs or _cpus(), shard=shard
+    )
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
 
 
 @main.command()
@@ -74,12 +108,35 @@ def run(
     is_flag=True,
     help="After a passing re-record, print what changed against the previous trace.",
 )
+@click.option(
+    "--keep-matching",
+    is_flag=True,
+    help="Heal: serve every request that matches the existing trace from it (its bytes kept) "
+    "and forward only the rest to the real model.",
+)
 @_runs_dir_option
-def record(paths: tuple[str, ...], show_diff: bool, runs_dir: str | None) -> None:
+@_jobs_option("default: 1, one flow at a time against the real model")
+@_shard_option
+def record(
+    paths: tuple[str, ...],
+    show_diff: bool,
+    keep_matching: bool,
+    runs_dir: str | None,
+    jobs: int | None,
+    shard: str | None,
+) -> None:
     """Record every spec under PATHS against the real model; writes a trace per passing flow."""
     from flowproof.cli.flows import run_flows
 
-    run_flows(paths, "record", show_diff=show_diff, runs_dir=runs_dir)
+    run_flows(
+        paths,
+        "record",
+        show_diff=show_diff,
+        runs_dir=runs_dir,
+        jobs=jobs or 1,
+        shard=shard,
+        keep_matching=keep_matching,
+    )
 
 
 @main.command()
@@ -149,7 +206,13 @@ def doctor(
 
 
 @main.command()
-@click.argument("run", required=False, metavar="[RUN]")
+@click.argument("runs", nargs=-1, metavar="[RUN]...")
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Combine the RUNs (the run records of a suite's shards) into the one report an "
+    "unsharded run would have given.",
+)
 @click.option("--html", default=None, metavar="FILE", help="Write the HTML report to FILE.")
 @click.option(
     "--markdown",
@@ -162,7 +225,8 @@ def doctor(
 )
 @_runs_dir_option
 def report(
-    run: str | None,
+    runs: tuple[str, ...],
+    merge: bool,
     html: str | None,
     markdown: str | None,
     junit: str | None,
@@ -170,11 +234,16 @@ def report(
 ) -> None:
     """Render a run record as HTML, PR-comment markdown or JUnit XML.
 
-    RUN is a run id, a run directory or a report.json (default: the latest in the runs dir).
+    RUN is a run id, a run directory or a report.json (default: the latest in the runs dir);
+    with --merge, give the run record of every shard.
     """
     from flowproof.cli.report import report_command
 
-    report_command(run, html, markdown, junit, runs_dir)
+    if len(runs) > 1 and not merge:
+        raise click.UsageError("give one RUN, or several with --merge (the shards of one suite)")
+    if merge and not runs:
+        raise click.UsageError("--merge needs the run records of the shards: RUN RUN ...")
+    report_command(runs, html, markdown, junit, runs_dir)
 
 
 @main.command()
@@ -186,6 +255,22 @@ def audit(runs_dir: str | None, html: str | None, markdown: str | None) -> None:
     from flowproof.cli.audit import audit_command
 
     audit_command(runs_dir, html, markdown)
+
+
+@main.group()
+def trace() -> None:
+    """Work with traces."""
+
+
+@trace.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+def trace_lint(paths: tuple[str, ...]) -> None:
+    """Fail (exit 1) on what must never be committed in the traces under PATHS (default:
+    specs/): provider keys, tokens, private keys, header-like keys, home paths, declared
+    secrets, and traces no spec replays."""
+    from flowproof.cli.trace_lint import lint_command
+
+    lint_command(paths)
 
 
 @main.command("help-matchers")

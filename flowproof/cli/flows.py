@@ -9,6 +9,7 @@ signal's number (130, 143, 129). A record in progress writes no trace.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 import sys
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flowproof import __version__
+from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import REDACT, indent, out
 from flowproof.cli.publish import publish
@@ -27,12 +29,13 @@ from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import strategy_for
+from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
-from flowproof.trace.store import load_trace
+from flowproof.trace.store import load_trace, trace_path_for
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -47,6 +50,8 @@ class _Run:
     flows: list[FlowRecord] = field(default_factory=list)
     interrupted_by: signal.Signals | None = None
     """The first interrupting signal received, if any."""
+    runs_root: Path = Path()
+    """Where the run records go (kept out of an `agent.cwd`: engine/workdir.py)."""
 
     @property
     def exit_code(self) -> int:
@@ -62,17 +67,23 @@ def run_flows(
     show_diff: bool = False,
     reports: Mapping[str, str | None] | None = None,
     runs_dir: str | None = None,
+    jobs: int = 1,
+    shard: str | None = None,
+    keep_matching: bool = False,
 ) -> None:
     mode = Mode(mode_name)
+    part = parse_shard(shard) if shard is not None else None
     specs = find_specs(paths or (DEFAULT_PATH,))
+    if part is not None:
+        specs = in_shard(specs, *part)
     root = _runs_root(runs_dir)
     started = datetime.now(UTC)
     run_id = new_run_id(started)
     keep_crash_details_in(root / run_id)
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
-    run = _Run()
+    run = _Run(runs_root=root)
     try:
-        asyncio.run(_interruptible(specs, mode, show_diff, run))
+        asyncio.run(_interruptible(specs, mode, show_diff, run, jobs, keep_matching))
     except Exception as exc:
         # The record is the evidence of what ran before the crash; the boundary reports it.
         record = run_record(
@@ -108,7 +119,14 @@ def _runs_root(given: str | None) -> Path:
     return root
 
 
-async def _interruptible(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) -> None:
+async def _interruptible(
+    specs: list[Path],
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    jobs: int = 1,
+    keep_matching: bool = False,
+) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
     the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
     loop = asyncio.get_running_loop()
@@ -123,7 +141,7 @@ async def _interruptible(specs: list[Path], mode: Mode, show_diff: bool, run: _R
     for interrupting in INTERRUPTS:
         loop.add_signal_handler(interrupting, interrupt, interrupting)
     try:
-        await _run_all(specs, mode, show_diff, run)
+        await _run_all(specs, mode, show_diff, run, jobs, keep_matching)
     except asyncio.CancelledError:
         if run.interrupted_by is None:
             raise
@@ -133,34 +151,134 @@ async def _interruptible(specs: list[Path], mode: Mode, show_diff: bool, run: _R
             loop.remove_signal_handler(interrupting)
 
 
-async def _run_all(specs: list[Path], mode: Mode, show_diff: bool, run: _Run) -> None:
-    for path in specs:
+@dataclass(slots=True)
+class _Done:
+    """One flow's result, held until every flow discovered before it has been reported, so
+    output and the run record keep the discovery order whatever order flows finish in."""
+
+    outcome: FlowOutcome | None = None
+    record: FlowRecord | None = None
+    error: ConfigProblem | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+async def _run_all(
+    specs: list[Path],
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    jobs: int = 1,
+    keep_matching: bool = False,
+) -> None:
+    """Up to `jobs` flows at once, each with its own proxy and stand-ins on ephemeral ports.
+    Flows that need a fixed port (`proxy_port`, an MCP `port:`, a `url:` service, which owns
+    one) take one lock, so they never run beside each other; results are reported in discovery
+    order as soon as every earlier flow has been."""
+    slots = asyncio.Semaphore(max(1, jobs))
+    fixed_port = asyncio.Lock()
+    done: list[_Done | None] = [None] * len(specs)
+    reported = 0
+
+    def report_ready() -> None:
+        nonlocal reported
+        while reported < len(specs) and (ready := done[reported]) is not None:
+            _report(ready, run)
+            reported += 1
+
+    async def one(index: int, path: Path) -> None:
         try:
-            suite = find_suite(path, Path.cwd())
-            loaded = load_spec(path)
-            started = time.monotonic()
-            try:
-                strategy = strategy_for(mode, loaded, os.environ)
+            async with slots:
+                done[index] = await _run_one(
+                    path, mode, show_diff, run, fixed_port, keep_matching
+                )
+        except _CutShort as cut:
+            done[index] = cut.done  # the flows a signal stops are reported, and then no more
+        report_ready()
+
+    tasks = [
+        create_task(one(index, path), name=f"flow-{index}") for index, path in enumerate(specs)
+    ]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        report_ready()
+        for index in range(reported, len(specs)):  # after an interrupt: what was cut short
+            if (cut_short := done[index]) is not None and cut_short.record is not None:
+                _report(cut_short, run)
+
+
+class _CutShort(Exception):
+    """A flow an interrupt cancelled, carrying what to report for it."""
+
+    def __init__(self, done: _Done) -> None:
+        super().__init__("interrupted")
+        self.done = done
+
+
+async def _run_one(
+    path: Path,
+    mode: Mode,
+    show_diff: bool,
+    run: _Run,
+    fixed_port: asyncio.Lock,
+    keep_matching: bool = False,
+) -> _Done:
+    try:
+        suite = find_suite(path, Path.cwd())
+        loaded = load_spec(path)
+        writes = [("its trace", trace_path_for(path)), ("the run records", run.runs_root)]
+        refuse_writes_inside(loaded, agent_cwd(loaded, os.environ), Path.cwd(), writes)
+        started = time.monotonic()
+        try:
+            strategy = strategy_for(mode, loaded, os.environ, keep_matching)
+            if _needs_fixed_port(loaded):
+                async with fixed_port:
+                    outcome = await run_flow(loaded, strategy, suite=suite)
+            else:
                 outcome = await run_flow(loaded, strategy, suite=suite)
-            except asyncio.CancelledError:
-                _interrupted(run, loaded, mode, time.monotonic() - started)
-                raise
-        except FlowproofError as exc:
-            run.summary.errors.append(ConfigProblem.from_error(exc, path))
-            out(f"ERROR {path}\n{indent(str(exc))}")
-            continue
-        run.summary.flows.append(outcome)
-        run.flows.append(flow_record(outcome, loaded, time.monotonic() - started))
-        REDACT.hide_all(outcome.secrets)
-        _print_outcome(outcome)
-        if show_diff and outcome.trace_written:
-            _print_diff(outcome)
+        except asyncio.CancelledError:
+            cut_short = _interrupted(run, loaded, mode, time.monotonic() - started)
+            if cut_short is not None:
+                raise _CutShort(cut_short) from None
+            raise
+    except FlowproofError as exc:
+        lines = [f"ERROR {path}", indent(str(exc))]
+        return _Done(error=ConfigProblem.from_error(exc, path), lines=lines)
+    REDACT.hide_all(outcome.secrets)
+    lines = _outcome_lines(outcome)
+    if show_diff and outcome.trace_written:
+        lines += _diff_lines(outcome)
+    record = flow_record(outcome, loaded, time.monotonic() - started)
+    return _Done(outcome, record, lines=lines)
 
 
-def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> None:
-    """Record the flow a signal cut short (a cancellation without one is not ours to mark)."""
+def _needs_fixed_port(loaded: LoadedSpec) -> bool:
+    agent = loaded.spec.agent
+    return (
+        agent.proxy_port is not None
+        or agent.url is not None
+        or any(server.port is not None for server in loaded.spec.mcp)
+    )
+
+
+def _report(done: _Done, run: _Run) -> None:
+    if done.error is not None:
+        run.summary.errors.append(done.error)
+    if done.outcome is not None:
+        run.summary.flows.append(done.outcome)
+    if done.record is not None:
+        run.flows.append(done.record)
+    for line in done.lines:
+        out(line)
+
+
+def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _Done | None:
+    """The flow a signal cut short (a cancellation without one is not ours to mark)."""
     if run.interrupted_by is None:
-        return
+        return None
     name = run.interrupted_by.name
     reason = f"interrupted by {name}: flowproof stopped the agent and every process it started"
     if mode is Mode.RECORD:
@@ -168,13 +286,12 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> N
     outcome = FlowOutcome(
         spec_path=loaded.path, name=loaded.spec.name, mode=mode, reasons=(reason,)
     )
-    record = flow_record(outcome, loaded, seconds)
-    run.flows.append(record.model_copy(update={"interrupted": name}))
-    out(f"INTERRUPTED  {outcome.name}  ({outcome.spec_path})")
-    out(indent(reason))
+    record = flow_record(outcome, loaded, seconds).model_copy(update={"interrupted": name})
+    lines = [f"INTERRUPTED  {outcome.name}  ({outcome.spec_path})", indent(reason)]
+    return _Done(record=record, lines=lines)
 
 
-def _print_outcome(flow: FlowOutcome) -> None:
+def _outcome_lines(flow: FlowOutcome) -> list[str]:
     tool_calls = f" · {_plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
     if flow.mode is Mode.RECORD:
         counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded{tool_calls}"
@@ -184,29 +301,30 @@ def _print_outcome(flow: FlowOutcome) -> None:
             counts += "; no trace written"
     else:
         counts = f"{flow.served} of {flow.recorded} turns served{tool_calls}"
-    out(f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}")
-    for reason in flow.reasons:
-        out(indent(reason))
-    for warning in flow.warnings:
-        out(indent(f"warning: {warning}"))
+    lines = [f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}"]
+    lines += [indent(reason) for reason in flow.reasons]
+    lines += [indent(f"warning: {warning}") for warning in flow.warnings]
+    return lines
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' * (count != 1)}"
 
 
-def _print_diff(flow: FlowOutcome) -> None:
+def _diff_lines(flow: FlowOutcome) -> list[str]:
     if flow.previous_trace is None:
-        out(indent("diff: no previous trace to compare with (first recording)"))
-        return
+        return [indent("diff: no previous trace to compare with (first recording)")]
+    kept = []
+    if flow.kept_turns:
+        numbers = ", ".join(str(turn + 1) for turn in flow.kept_turns)
+        turns = "turns" if len(flow.kept_turns) != 1 else "turn"
+        kept = [indent(f"kept from the previous trace, unchanged: {turns} {numbers}")]
     new = load_trace(flow.trace_written) if flow.trace_written else None
     changes = trace_changes(flow.previous_trace, new) if new else []
     if not changes:
-        out(indent("diff: no trajectory changes against the previous trace"))
-        return
-    out(indent("diff against the previous trace (review before committing):"))
-    for change in changes:
-        out(indent(f"- {change}", "        "))
+        return [*kept, indent("diff: no trajectory changes against the previous trace")]
+    lines = [*kept, indent("diff against the previous trace (review before committing):")]
+    return lines + [indent(f"- {change}", "        ") for change in changes]
 
 
 def find_specs(paths: Iterable[str]) -> list[Path]:
@@ -230,3 +348,27 @@ def find_specs(paths: Iterable[str]) -> list[Path]:
     if not found:
         raise ConfigError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
     return found
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` → (K, N), 1 ≤ K ≤ N; anything else is a usage error."""
+    k, _, n = text.partition("/")
+    try:
+        shard, shards = int(k), int(n)
+    except ValueError:
+        shard = shards = 0
+    if not 1 <= shard <= shards:
+        raise ConfigError(f"--shard {text}: give K/N with 1 ≤ K ≤ N, e.g. --shard 2/4")
+    return shard, shards
+
+
+def in_shard(specs: list[Path], shard: int, shards: int) -> list[Path]:
+    """The specs of shard `shard` of `shards`: chosen by a hash of each spec's path, so a
+    flow stays in its shard when others are added or removed, and the shards are disjoint and
+    cover the suite on every machine that discovers the same paths."""
+    return [spec for spec in specs if _shard_of(spec, shards) == shard]
+
+
+def _shard_of(spec: Path, shards: int) -> int:
+    digest = hashlib.sha256(spec.as_posix().encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shards + 1

@@ -15,20 +15,24 @@ NO_OUTPUT = "give at least one report to write: --html FILE, --markdown FILE or 
 
 
 def report_command(
-    run: str | None,
+    runs: tuple[str, ...],
     html: str | None,
     markdown: str | None,
     junit: str | None,
     runs_dir_given: str | None = None,
 ) -> None:
-    """Exit 0 with every asked-for file written; 2 (with a message) when the run record cannot
-    be found or read, or a file cannot be written; a usage error when no output is given."""
+    """Exit 0 with every asked-for file written; 2 (with a message) when a run record cannot
+    be found or read, or a file cannot be written; a usage error when no output is given.
+    Several `runs` (the shards of a suite) are merged into one record first."""
     if not (html or markdown or junit):
         raise click.UsageError(NO_OUTPUT)
     from flowproof.report.render import write_reports
+    from flowproof.runrecord.merge import merge_records
 
-    path = resolve_run(run, runs_dir(runs_dir_given, os.environ))
-    record = load_run_record(path)
+    root = runs_dir(runs_dir_given, os.environ)
+    paths = [resolve_run(run, root) for run in runs] or [resolve_run(None, root)]
+    records = [load_run_record(path) for path in paths]
+    record = records[0] if len(records) == 1 else merge_records(records)
     write_reports(record, html=html, markdown=markdown, junit=junit)  # ConfigError if unwritable
     for kind, written in (("html", html), ("markdown", markdown), ("junit", junit)):
         if written:

@@ -18,7 +18,7 @@ from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.output import OutputPipe, output_pipes
-from flowproof.drivers.process import GRACE_SECONDS, process_clock, stop_tree
+from flowproof.drivers.process import GRACE_SECONDS, live_leader, process_clock, stop_tree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,18 +48,21 @@ async def run_command(
     timeout: float,
     stop: asyncio.Event,
     launcher: Launcher = PLAIN,
+    cwd: str | None = None,
 ) -> AgentOutcome:
+    """`cwd`: the directory the agent runs in (None: flowproof's own)."""
     started = time.monotonic()
     # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
     since = process_clock()
     async with output_pipes() as (stdout, stderr):
         async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end
+            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd
         ) as process:
             stdout.handed_over()
             stderr.handed_over()
             try:
-                ending = await _wait_for_end(process, timeout, stop)
+                with live_leader(process.pid):
+                    ending = await _wait_for_end(process, timeout, stop)
             finally:
                 # Also on cancellation: a flow ends with the agent's tree gone, whatever
                 # happened, and the launcher's context is left only after that.

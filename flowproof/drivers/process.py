@@ -20,7 +20,8 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import psutil
 
@@ -54,8 +55,8 @@ async def stop_tree(
     caller's child, and its exit status belongs to whoever started it.
 
     `adopted_since` (a `process_clock()` reading taken before the leader started) counts
-    flowproof's own children started since then as the tree's orphans; give it only when
-    nothing else started children meanwhile, as the command driver (flows run one at a time).
+    flowproof's own children started since then as the tree's orphans, except the other
+    processes flowproof runs on purpose (`live_leader`) and their sessions.
     """
     victims = find_tree(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGTERM)
@@ -73,7 +74,7 @@ def find_tree(leader: int, adopted_since: float | None = None) -> set[psutil.Pro
     ones we adopted can be reaped)."""
     roots = set(_group_or_session_members(leader))
     if adopted_since is not None:
-        roots.update(_adopted(adopted_since))
+        roots.update(_adopted(adopted_since, leader))
     try:
         root = psutil.Process(leader)
         # A session leader's group id is its pid for life; anything else under this pid is a
@@ -102,12 +103,37 @@ def _group_or_session_members(leader: int) -> Iterable[psutil.Process]:
             continue
 
 
-def _adopted(since: float) -> Iterable[psutil.Process]:
+_LIVE_LEADERS: set[int] = set()
+"""Processes flowproof started on purpose and still runs: the agents of the flows running
+at once (`run -j`), and the real MCP servers of a record. None of them, nor anything still in
+their sessions, is an orphan of some other flow's agent."""
+
+
+@contextmanager
+def live_leader(pid: int) -> Iterator[None]:
+    """Mark `pid` as a process flowproof started and owns, for as long as the block runs."""
+    _LIVE_LEADERS.add(pid)
+    try:
+        yield
+    finally:
+        _LIVE_LEADERS.discard(pid)
+
+
+def _adopted(since: float, leader: int) -> Iterable[psutil.Process]:
+    """flowproof's children started since `since` that belong to no other live leader.
+
+    With flows running at once an orphan that left its session (`setsid`, a daemon) cannot be
+    told apart from another flow's: it is counted as the tree of whichever flow stops first.
+    One that stayed in its session is always attributed right."""
+    others = _LIVE_LEADERS - {leader}
     for child in psutil.Process().children():
         try:
-            if child.create_time() >= since:
-                yield child
-        except psutil.NoSuchProcess:
+            if child.create_time() < since or child.pid in others:
+                continue
+            if others and (os.getsid(child.pid) in others or os.getpgid(child.pid) in others):
+                continue
+            yield child
+        except (psutil.NoSuchProcess, ProcessLookupError, PermissionError):
             continue
 
 

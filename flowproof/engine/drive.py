@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.drivers.url import TriggerOutcome, trigger_url
+from flowproof.engine.workdir import agent_cwd
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
@@ -52,7 +53,11 @@ async def drive(
         return DriveResult(await trigger_url(url, prompt, headers, agent.timeout, stop))
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
-    return DriveResult(await run_command(command, env, agent.timeout, stop))
+    cwd = agent_cwd(loaded, environ)
+    outcome = await run_command(
+        command, env, agent.timeout, stop, cwd=None if cwd is None else str(cwd)
+    )
+    return DriveResult(outcome)
 
 
 async def _before_each(

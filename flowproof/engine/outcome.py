@@ -63,8 +63,14 @@ class FlowOutcome:
     """At record: the trace this record replaced, for `record --diff`."""
     lanes: tuple[Lane, ...] = ()
     """Every lane's entries served or recorded, in arrival order (the run record's timeline)."""
+    kept_turns: tuple[int, ...] = ()
+    """`record --keep-matching`: the model turns (0-based) served from the previous trace."""
     secrets: Secrets = field(default_factory=Secrets)
     """Declared secret values, so every report can redact them."""
+    normalized: tuple[str, ...] = ()
+    """The `normalize:` entries the flow ran with (suite's, then its own)."""
+    ignored_fields: tuple[str, ...] = ()
+    """The `ignore_fields:` paths the flow matched without (suite's, then its own)."""
 
     @property
     def passed(self) -> bool:

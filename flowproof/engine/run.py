@@ -9,8 +9,9 @@ answers from, how many turns the flow must serve, and whether a passing flow min
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
@@ -18,20 +19,30 @@ from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
-from flowproof.engine.drive import drive
+from flowproof.engine.drive import DriveResult, drive
+from flowproof.engine.environment import request_rules
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
-from flowproof.mcp.boundary import mcp_boundary
+from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
+from flowproof.trace.lint import rules_for
 
 if TYPE_CHECKING:
     from aiohttp import web
+
+
+AgentDriver = Callable[
+    [LoadedSpec, Suite | None, Mapping[str, str], int, asyncio.Event, McpBoundary],
+    Awaitable[DriveResult],
+]
+"""What runs the agent once the boundaries are up: `drive` (a command or a `url:` service), or
+the pytest plugin's in-process driver (flowproof/inprocess.py)."""
 
 
 async def run_flow(
@@ -39,9 +50,11 @@ async def run_flow(
     strategy: Strategy,
     environ: Mapping[str, str] | None = None,
     suite: Suite | None = None,
+    agent: AgentDriver | None = None,
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
+    rules = request_rules(loaded, suite, environ)  # `normalize:` and `ignore_fields:`
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
@@ -49,7 +62,7 @@ async def run_flow(
     runner: web.AppRunner | None = None
     try:
         async with (
-            strategy.backend(traffic, mocks_for(loaded)) as backend,
+            strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
                 spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
             ) as tool_boundary,
@@ -58,7 +71,9 @@ async def run_flow(
                 runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await drive(loaded, suite, environ, port, traffic.fatal, tool_boundary)
+            driven = await (agent or drive)(
+                loaded, suite, environ, port, traffic.fatal, tool_boundary
+            )
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
@@ -80,6 +95,9 @@ async def run_flow(
         bodies = lanes.all_bodies(served)
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
+    if not reasons:  # the store guard: what must never be committed fails the record
+        lint_rules = rules_for(suite.settings if suite else None, secret_values)
+        reasons = strategy.trace_findings(traffic, lint_rules)
     never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
@@ -98,6 +116,9 @@ async def run_flow(
         warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
         secrets=Secrets(secret_values),
         lanes=served,
+        kept_turns=tuple(sorted(traffic.kept)),
+        normalized=rules.normalized,
+        ignored_fields=rules.ignored_fields,
     )
 
 

@@ -18,13 +18,16 @@ from flowproof.dialects.base import ToolMocks
 from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
+from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
+from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
+from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
@@ -42,8 +45,10 @@ class Strategy(Protocol):
         """Why the flow cannot run at all (a flow failure), or None."""
 
     def backend(
-        self, traffic: Traffic, mocks: ToolMocks
-    ) -> AbstractAsyncContextManager[Backend]: ...
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AbstractAsyncContextManager[Backend]:
+        """`rules`: the flow's `normalize:` and `ignore_fields:` (matching/rules.py)."""
+        ...
 
     @property
     def expected_turns(self) -> int | None:
@@ -54,6 +59,10 @@ class Strategy(Protocol):
         found so far: servers never contacted at record (a trace without their lanes would
         replay nothing), calls left unserved at replay (only when nothing failed before, since
         a flow cut short leaves calls unserved as a matter of course)."""
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        """What `flowproof trace lint` would find in the trace this flow is about to write
+        (record), as failure reasons; nothing at replay, which writes no trace."""
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -79,10 +88,12 @@ class Replay:
         return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
 
     @asynccontextmanager
-    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
+    async def backend(
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
-        matcher = MODEL.matcher(self.previous.turns)
-        yield ReplayBackend(matcher, mocks, traffic)
+        matcher = MODEL.matcher(self.previous.turns, rules.ignored)
+        yield ReplayBackend(matcher, mocks, traffic, rules)
 
     @property
     def expected_turns(self) -> int | None:
@@ -90,6 +101,9 @@ class Replay:
 
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return [] if reasons else boundary.unserved()
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        return []
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -103,6 +117,8 @@ class Record:
     upstream: Upstream
     previous: Trace | None
     mode: Mode = Mode.RECORD
+    keep_matching: bool = False
+    """Serve requests that match the previous trace from it; forward only the rest."""
 
     @property
     def served_from(self) -> Trace | None:
@@ -112,10 +128,16 @@ class Record:
         return None
 
     @asynccontextmanager
-    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
-        forward = ForwardBackend(self.upstream, mocks, traffic)
+    async def backend(
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AsyncIterator[Backend]:
+        forward = ForwardBackend(self.upstream, mocks, traffic, rules)
         try:
-            yield forward
+            if self.keep_matching and self.previous is not None:
+                kept = MODEL.matcher(self.previous.turns, rules.ignored)
+                yield KeepMatchingBackend(kept, forward, mocks, traffic, rules)
+            else:
+                yield forward
         finally:
             await forward.close()
 
@@ -125,6 +147,15 @@ class Record:
 
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return boundary.never_contacted()
+
+    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+        findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules)
+        return [
+            f"the trace would hold {finding.rule} at {finding.path}, so it was not written: "
+            "remove it from what the agent sends or receives, or accept it with a reviewed "
+            "`trace_lint: allow:` entry in flowproof.yaml"
+            for finding in findings
+        ]
 
     def finish(
         self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
@@ -141,7 +172,9 @@ class Record:
         return self.trace_path
 
 
-def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> Strategy:
+def strategy_for(
+    mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str], keep_matching: bool = False
+) -> Strategy:
     trace_path = trace_path_for(loaded.path)
     credentials = record_keys(environ)
     if mode is Mode.REPLAY:
@@ -150,7 +183,7 @@ def strategy_for(mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str]) -> 
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    return Record(trace_path, Upstream.from_environ(environ), previous)
+    return Record(trace_path, Upstream.from_environ(environ), previous, keep_matching=keep_matching)
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:

@@ -4,6 +4,9 @@ Order between requests is deliberately NOT part of matching: agents issue some c
 concurrently (a guardrail beside the main call, a title beside the task), and a recording
 cannot promise an order the agent does not. A sequential agent is unaffected: the earliest
 unconsumed match means turn K still serves request K.
+
+Fields a flow declares volatile (`ignore_fields:`, matching/fields.py) are stripped from both
+sides before the comparison, and before closeness is judged; nothing else is.
 """
 
 from __future__ import annotations
@@ -13,25 +16,33 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowproof.dialects.base import without_transport
+from flowproof.matching.fields import FieldPath, strip_fields
 from flowproof.trace.model import Turn
 
 
-def request_key(request: Any) -> str:
-    """The exact-comparison form of a body: compact JSON, key order kept, transport keys out."""
-    return json.dumps(without_transport(request), separators=(",", ":"), ensure_ascii=False)
+def compared(request: Any, ignored: Sequence[FieldPath] = ()) -> Any:
+    """The part of a body matching compares: transport keys and ignored fields out."""
+    return strip_fields(without_transport(request), ignored)
+
+
+def request_key(request: Any, ignored: Sequence[FieldPath] = ()) -> str:
+    """The exact-comparison form of a body: compact JSON, key order kept, transport keys and
+    the declared `ignored` fields out."""
+    return json.dumps(compared(request, ignored), separators=(",", ":"), ensure_ascii=False)
 
 
 class TurnMatcher:
     """Consume-once lookup over a trace's turns."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    def __init__(self, turns: Sequence[Turn], ignored: Sequence[FieldPath] = ()) -> None:
         self.turns = tuple(turns)
-        self._keys = [request_key(turn.request) for turn in self.turns]
+        self.ignored = tuple(ignored)
+        self._keys = [request_key(turn.request, self.ignored) for turn in self.turns]
         self._consumed = [False] * len(self.turns)
 
     def claim(self, dialect: str, request: Any) -> int | None:
         """Index of the earliest unconsumed turn that matches exactly, now consumed; else None."""
-        key = request_key(request)
+        key = request_key(request, self.ignored)
         for index, turn in enumerate(self.turns):
             if not self._consumed[index] and turn.dialect == dialect and self._keys[index] == key:
                 self._consumed[index] = True
@@ -45,10 +56,12 @@ class TurnMatcher:
         earliest: a sequential agent diverging at request K is compared with turn K.
         """
         best: tuple[int, int, int] | None = None
+        replayed = compared(request, self.ignored)
         for index, turn in enumerate(self.turns):
             if self._consumed[index]:
                 continue
-            score = (_shared_history(turn.request, request), turn.dialect == dialect, -index)
+            recorded = compared(turn.request, self.ignored)
+            score = (_shared_history(recorded, replayed), turn.dialect == dialect, -index)
             if best is None or score > best:
                 best = score
         return None if best is None else -best[2]

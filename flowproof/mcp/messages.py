@@ -19,6 +19,7 @@ Send = Callable[[Message], Awaitable[bool]]
 
 SERVER_ANSWER_SECONDS = 10.0
 """How long a replayed server request waits for the agent's answer."""
+NOTICE_GAP_SECONDS = 0.02
 SERVER_REQUESTS = ("sampling/createMessage", "elicitation/create", "roots/list", "ping")
 """Requests a real server may send the agent mid-record; any other fails the record by name."""
 BATCH = "flowproof: JSON-RPC batches are not part of MCP since 2025-06-18; send one message"
@@ -74,11 +75,16 @@ class Replayer:
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     async def emit_due(self) -> None:
-        for entry in self.server.due():
+        due = self.server.due()
+        for entry in due:
             if isinstance(entry, Notice):
                 await self.send({"jsonrpc": "2.0", **entry.message})
             else:
                 await self._ask_agent(entry)
+        if due:
+            # The npm SDK (1.32) drops a progress notification that arrives in the same read
+            # as its call's answer; a moment between them keeps replays alike.
+            await asyncio.sleep(NOTICE_GAP_SECONDS)
 
     async def answer(self, message: Message) -> Message:
         """The answer to one of the agent's requests, after what was due before it."""

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 
 from flowproof._tasks import create_task
-from flowproof.drivers.process import GRACE_SECONDS, stop_tree
+from flowproof.drivers.process import GRACE_SECONDS, live_leader, stop_tree
 from flowproof.engine_argv import engine_argv
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
@@ -201,7 +201,8 @@ async def _record(
         return
     relay = _RecordRelay(server, process, send)
     try:
-        await relay.run(reader)
+        with live_leader(process.pid):  # no agent's stop may take it for an orphan of its own
+            await relay.run(reader)
     finally:
         await stop_tree(process.pid)
         with contextlib.suppress(TimeoutError):

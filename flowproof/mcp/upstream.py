@@ -41,6 +41,15 @@ class UpstreamAnswer:
     """The body when it held no JSON-RPC message (an HTTP error page), cut short."""
 
 
+class Unreachable(Exception):
+    """The real server could not be reached, or broke off its answer."""
+
+    def __init__(self, url: str, cause: BaseException) -> None:
+        super().__init__(
+            f"the real MCP server at {url} could not be reached ({cause or type(cause).__name__})"
+        )
+
+
 class HttpUpstream:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -54,17 +63,28 @@ class HttpUpstream:
     async def post(
         self, body: bytes, headers: Mapping[str, str], on_message: OnMessage
     ) -> UpstreamAnswer:
-        async with self._session.post(self.url, data=body, headers=_forwarded(headers)) as reply:
-            return await self._read(reply, on_message)
+        try:
+            async with self._session.post(
+                self.url, data=body, headers=_forwarded(headers)
+            ) as reply:
+                return await self._read(reply, on_message)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise Unreachable(self.url, exc) from None
 
     async def get(self, headers: Mapping[str, str], on_message: OnMessage) -> UpstreamAnswer:
         """The server-push stream: each message handed over until the server ends it."""
-        async with self._session.get(self.url, headers=_forwarded(headers)) as reply:
-            return await self._read(reply, on_message)
+        try:
+            async with self._session.get(self.url, headers=_forwarded(headers)) as reply:
+                return await self._read(reply, on_message)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise Unreachable(self.url, exc) from None
 
     async def delete(self, headers: Mapping[str, str]) -> UpstreamAnswer:
-        async with self._session.delete(self.url, headers=_forwarded(headers)) as reply:
-            return UpstreamAnswer(reply.status, _returned(reply), "")
+        try:
+            async with self._session.delete(self.url, headers=_forwarded(headers)) as reply:
+                return UpstreamAnswer(reply.status, _returned(reply), "")
+        except (aiohttp.ClientError, OSError) as exc:
+            raise Unreachable(self.url, exc) from None
 
     async def _read(self, reply: aiohttp.ClientResponse, on_message: OnMessage) -> UpstreamAnswer:
         kind = reply.headers.get("Content-Type", "")

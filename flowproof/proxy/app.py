@@ -35,8 +35,17 @@ WEBSOCKET = "websocket"
 
 class Backend(Protocol):
     async def answer(
-        self, dialect: Dialect, request: Any, headers: Mapping[str, str]
-    ) -> Answer: ...
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
+        """`method` and `query` as the agent sent them (record forwards both; a trace stores
+        neither)."""
+        ...
 
 
 def make_app(backend: Backend, traffic: Traffic) -> web.Application:
@@ -65,7 +74,9 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             return _unservable(request, 400, "the request body is not JSON")
         if not isinstance(body, dict):
             return _unservable(request, 400, "the request body is JSON but not an object")
-        answer = await backend.answer(dialect, body, request.headers)
+        answer = await backend.answer(
+            dialect, body, request.headers, method=request.method, query=request.query_string
+        )
         if answer.status == 200 and wants_stream(body):
             return await _stream(request, dialect.render_stream(body, answer.body))
         return _json(answer)

@@ -60,6 +60,8 @@ class Traffic:
     divergence: Divergence | None = None
     failures: list[str] = field(default_factory=list)
     """Reasons the flow failed at a boundary other than a divergence (upstream errors, ...)."""
+    kept: set[int] = field(default_factory=set)
+    """`record --keep-matching`: model turns (0-based) served from the previous trace."""
     fatal: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the flow has failed at a boundary, so the driver can stop the agent early."""
 

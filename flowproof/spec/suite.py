@@ -3,6 +3,8 @@
     env:                 # applied to every flow, after flowproof's injection, before agent.env
       TOOLS_DB: "${flowproof.proxy_url}"
     before_each: ./scripts/reset-service   # run before each flow; a failure fails that flow
+    normalize: [cwd, date]                 # added to each flow's own `normalize:`
+    ignore_fields: [metadata.user_id]      # added to each flow's own `ignore_fields:`
 
 The nearest `flowproof.yaml` walking up from a spec's directory wins, up to the directory
 flowproof was started in; settings files are not merged.
@@ -10,15 +12,49 @@ flowproof was started in; settings files are not merged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from flowproof.spec.load import parse_model
-from flowproof.spec.model import _Strict
+from flowproof.spec.load import Location, validated
+from flowproof.spec.model import IgnoredFields, Normalized, _Strict
 
 SUITE_FILE = "flowproof.yaml"
+
+
+class LintPattern(_Strict):
+    name: str = Field(min_length=1)
+    """How a finding names it: `an internal ticket token`."""
+    pattern: str = Field(min_length=1)
+    """A Python regular expression, searched for in every string of every body."""
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"the pattern does not compile: {exc}") from None
+        return pattern
+
+
+class LintAllow(_Strict):
+    trace: str = Field(min_length=1)
+    """The trace file (a suffix of its path: `specs/booking.trace.json`)."""
+    path: str = Field(min_length=1)
+    """The JSON path the finding names."""
+    rule: str = Field(min_length=1)
+    """The rule the finding names, as printed."""
+    reason: str = Field(min_length=1)
+    """Why this is not a secret: the reviewer reads it."""
+
+
+class TraceLintSpec(_Strict):
+    patterns: list[LintPattern] = []
+    allow: list[LintAllow] = []
 
 
 class SuiteSpec(_Strict):
@@ -26,12 +62,23 @@ class SuiteSpec(_Strict):
     """Environment for every flow's agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
     before_each: str | None = Field(default=None, min_length=1)
     """Shell command run before each flow (e.g. to reset a service); non-zero fails the flow."""
+    trace_lint: TraceLintSpec = TraceLintSpec()
+    """Extra patterns for `flowproof trace lint` (and record's scan), and reviewed exceptions."""
+    normalize: Normalized = []
+    """Environment facts normalised in every flow's request bodies (as a flow's `normalize:`)."""
+    ignore_fields: IgnoredFields = []
+    """Request-body paths every flow leaves out of matching (as a flow's `ignore_fields:`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Suite:
     path: Path
     settings: SuiteSpec
+    lines: Mapping[Location, int] = field(default_factory=dict, repr=False)
+    """The line of every key and list item (for errors found only at run time)."""
+
+    def line_of(self, *location: str | int) -> int | None:
+        return self.lines.get(location)
 
 
 def find_suite(spec_path: Path, top: Path) -> Suite | None:
@@ -48,4 +95,5 @@ def find_suite(spec_path: Path, top: Path) -> Suite | None:
 
 
 def load_suite(path: Path) -> Suite:
-    return Suite(path, parse_model(path, SuiteSpec))
+    settings, lines = validated(path, SuiteSpec)
+    return Suite(path, settings, lines)

@@ -10,10 +10,12 @@ from flowproof.files import write_text_atomic
 from flowproof.trace import codec
 from flowproof.trace.model import Trace
 
+TRACE_SUFFIX = ".trace.json"
+
 
 def trace_path_for(spec_path: Path) -> Path:
     """`specs/booking.yaml` → `specs/booking.trace.json`."""
-    return spec_path.with_name(f"{spec_path.stem}.trace.json")
+    return spec_path.with_name(f"{spec_path.stem}{TRACE_SUFFIX}")
 
 
 def load_trace(path: Path, *, credentials: Mapping[str, str] | None = None) -> Trace:

@@ -58,7 +58,15 @@ def step(script: str, runner: Path, *, path: str | None = None, **env: str) -> S
     for line in (runner / "output").read_text().splitlines():
         name, _, value = line.partition("=")
         outputs[name] = value
-    calls = [log.read_text().splitlines()] if log.exists() else []
+    calls = []
+    if log.exists():  # the fake engine logs each call's arguments, one a line, then a marker
+        call: list[str] = []
+        for line in log.read_text().splitlines():
+            if line == "--end-of-call--":
+                calls.append(call)
+                call = []
+            else:
+                call.append(line)
     return Step(
         done.returncode,
         done.stdout,

@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 FAKE_FLOWPROOF = textwrap.dedent("""\
     #!/usr/bin/env bash
     # Logs its arguments (one a line), writes the reports it is asked for, exits $FAKE_CODE.
-    printf '%s\\n' "$@" >"$FAKE_LOG"
+    printf '%s\\n' "$@" "--end-of-call--" >>"$FAKE_LOG"
     [ "$1" = run ] || set --  # only `run` writes reports; `github comment` reads --markdown
     while [ $# -gt 0 ]; do
       case "$1" in
@@ -167,7 +167,8 @@ def test_install_without_the_installer_is_an_error(runner: Path) -> None:
 def run_env(runner: Path, **overrides: str) -> dict[str, str]:
     report = runner / "report"
     report.mkdir(exist_ok=True)
-    return {"SPECS": "specs/", "ARGS": "", "FP_BIN": "", "REPORT_DIR": str(report), **overrides}
+    settings = {"SPECS": "specs/", "ARGS": "", "FP_BIN": "", "REPORT_DIR": str(report)}
+    return {**settings, "TRACE_LINT": "false", **overrides}
 
 
 def test_run_records_the_code_and_the_counts_and_succeeds(runner: Path) -> None:
@@ -213,6 +214,30 @@ def test_run_passes_specs_and_args_one_per_line_and_literally(runner: Path) -> N
     assert done.calls[0][:3] == ["run", "specs/a.yaml", "specs/with space/"]
     assert done.calls[0][-2:] == ["--runs-dir=$(touch pwned)", "`touch pwned`"]
     assert not (runner.parent / "pwned").exists()
+
+
+@pytest.mark.parametrize(("run_code", "lint_code", "reported"), [("0", "1", "1"), ("2", "1", "2")])
+def test_run_gates_on_trace_lint_after_the_replay(
+    runner: Path, run_code: str, lint_code: str, reported: str
+) -> None:
+    fake = runner.parent / "bin" / "flowproof"
+    real = fake.read_text()
+    marker = '"--end-of-call--" >>"$FAKE_LOG"\n'
+    fake.write_text(real.replace(marker, marker + '[ "$1" = trace ] && exit "$LINT_CODE"\n'))
+    env = run_env(runner, TRACE_LINT="true", FAKE_CODE=run_code, LINT_CODE=lint_code)
+    done = step("run.sh", runner, **env)
+    assert done.code == 0, done.stderr
+    assert [call[:2] for call in done.calls] == [["run", "specs/"], ["trace", "lint"]]
+    assert done.calls[1] == ["trace", "lint", "specs/"]
+    assert (done.outputs["trace-lint"], done.outputs["exit-code"]) == (lint_code, reported)
+
+
+def test_run_passes_the_shard_input(runner: Path) -> None:
+    done = step("run.sh", runner, **run_env(runner, SHARD="2/4"))
+    assert done.code == 0, done.stderr
+    assert done.calls[0][-2:] == ["--shard", "2/4"]
+    unsharded = step("run.sh", runner, **run_env(runner))
+    assert "--shard" not in unsharded.calls[0]
 
 
 def test_run_without_a_report_says_so_in_the_summary(runner: Path) -> None:

@@ -114,6 +114,7 @@ async def run_calls(session: Any, calls: list[dict[str, Any]], parallel: bool) -
     # without it the SDK lists the tools lazily after the first answer, and two answers that
     # arrive together (as replayed ones do) make it list them twice.
     await session.list_tools()
+
     async def one(index: int, call: dict[str, Any]) -> str:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             shown = {"call": index, "progress": value, "total": total, "message": message}

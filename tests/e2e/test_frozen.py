@@ -78,3 +78,21 @@ def test_the_agent_gets_the_users_environment_not_the_bootloaders(tmp_path: Path
     seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
     assert seen.get("LD_LIBRARY_PATH") == "/users/own/lib"
     assert not [name for name in seen if name.startswith("_PYI_") or name.endswith("_ORIG")]
+
+
+def test_the_mcp_stand_in_is_this_frozen_engine_re_invoked(tmp_path: Path) -> None:
+    """The stdio stand-in an MCP SDK spawns is the bundle itself (engine_argv), with the
+    almost empty environment the SDK gives it."""
+    from tests import mcp_servers as fx
+    from tests.e2e.test_mcp import GONE, TASK, python_agent, stdio
+    from tests.e2e.test_mcp import record as record_mcp
+    from tests.e2e.test_mcp import write_spec as write_mcp_spec
+
+    write_mcp_spec(tmp_path, python_agent("classic"), stdio(fx.tools_server_argv()), TASK[:2])
+    recorded = record_mcp(tmp_path)
+    assert recorded.code == 0, recorded.output
+    trace = (tmp_path / "specs" / "mcp.trace.json").read_text()
+    assert str(EXECUTABLE) not in trace
+    write_mcp_spec(tmp_path, python_agent("classic"), stdio([GONE]), TASK[:2])
+    replayed = flowproof("run", "specs", cwd=tmp_path)
+    assert replayed.code == 0, replayed.output

@@ -152,7 +152,8 @@ def test_python_client_over_stdio_records_then_replays_with_the_server_gone(
     started = time.monotonic()
     replayed = replay(tmp_path)
     assert replayed.code == 0, replayed.output
-    assert time.monotonic() - started < 8  # server/discover answered at once, not after 10 s
+    # server/discover answered at once: a stand-in that ignored it would add its 10 s timeout
+    assert time.monotonic() - started < 10
     assert (tmp_path / "agent.out").read_text() == recorded_out
     assert [entry["tool"] for entry in logged(log)] == ["echo", "add"]  # nothing ran at replay
 
@@ -178,7 +179,7 @@ def test_python_client_over_http_records_then_replays_with_the_server_stopped(
     started = time.monotonic()
     replayed = replay(tmp_path)  # the server has stopped: nothing listens at its URL
     assert replayed.code == 0, replayed.output
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 10  # no 10 s server/discover stall
     assert (tmp_path / "agent.out").read_text() == recorded_out
 
 
@@ -447,3 +448,13 @@ def test_a_guard_flow_passes_at_the_tool_boundary_only_while_the_code_refuses(
         'the agent called tools/delete_file (call 1 of 2) with {"path": "/srv/guarded.txt"}'
     ) in recorded.stderr
     assert not (tmp_path / "specs" / "mcp.trace.json").exists()
+
+
+def test_an_unreachable_real_http_server_fails_the_record_by_name(tmp_path: Path) -> None:
+    write_spec(tmp_path, python_agent("classic"), url("http://127.0.0.1:9/mcp"), TASK[:1])
+    recorded = record(tmp_path)
+    assert recorded.code == 1, recorded.output
+    assert "mcp.tools: the real MCP server at http://127.0.0.1:9/mcp could not be reached" in (
+        recorded.stderr
+    )
+    assert "Traceback" not in recorded.output

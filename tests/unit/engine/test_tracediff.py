@@ -26,3 +26,20 @@ def test_key_order_and_number_types_are_not_changes() -> None:
 
 def test_whole_values_have_no_path() -> None:
     assert list(_differences("a", "b")) == ['(whole): "a" → "b"']
+
+
+def test_an_mcp_lane_diff_names_changed_calls_and_arguments() -> None:
+    from flowproof.engine.tracediff import diff_mcp_lanes
+    from flowproof.mcp.lane import Call, Notice
+
+    def call(tool: str, **arguments: object) -> Call:
+        return Call({"method": "tools/call", "params": {"name": tool, "arguments": arguments}}, {})
+
+    old = [Call({"method": "initialize"}, {}), call("read", path="/a")]
+    new = [Call({"method": "initialize"}, {}), Notice({"method": "n"}, 1), call("read", path="/b"),
+           call("delete", path="/b")]
+    lines = diff_mcp_lanes(old, new)
+    assert lines[0].startswith("tool calls: previously initialize → tools/call read; now ")
+    assert "now also calls tools/call delete" in lines[0]
+    assert any("arguments.path" in line and '"/a"' in line and '"/b"' in line for line in lines)
+    assert diff_mcp_lanes(old, old) == []

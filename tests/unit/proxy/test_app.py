@@ -172,3 +172,39 @@ def test_a_websocket_upgrade_elsewhere_is_the_named_404() -> None:
     status, _, body, traffic = asyncio.run(upgrade("/v1/realtime"))
     assert status == 404 and "no model API at /v1/realtime" in body
     assert traffic.requests == [("GET", "/v1/realtime", "?")]
+
+
+def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
+    from multidict import CIMultiDict
+
+    from flowproof.dialects import dialect_named
+    from flowproof.proxy.forward import Upstream
+
+    incoming = CIMultiDict(
+        [
+            ("Anthropic-Beta", "tools-2024"),
+            ("anthropic-beta", "context-1m"),
+            ("anthropic-version", "2023-06-01"),
+            ("OpenAI-Beta", "responses=experimental"),
+            ("openai-organization", "org-1"),
+            ("openai-project", "proj-1"),
+            ("openai-api-key", "sk-agent"),
+            ("x-api-key", "flowproof-placeholder-key"),
+            ("Authorization", "Bearer flowproof-placeholder-key"),
+            ("x-stainless-os", "Linux"),
+            ("user-agent", "agent/1"),
+        ]
+    )
+    upstream = Upstream(override="http://127.0.0.1:9/v1", bases={}, key="sk-real")
+    chat = dialect_named("openai_chat")
+    assert chat is not None
+    assert upstream.headers_for(chat, incoming) == {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "anthropic-beta": "tools-2024, context-1m",
+        "anthropic-version": "2023-06-01",
+        "openai-beta": "responses=experimental",
+        "openai-organization": "org-1",
+        "openai-project": "proj-1",
+        "Authorization": "Bearer sk-real",
+    }

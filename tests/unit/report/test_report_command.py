@@ -72,7 +72,7 @@ def test_a_run_by_id_directory_or_file(project: Path, run: str) -> None:
 
 def test_no_output_is_a_usage_error(project: Path) -> None:
     with pytest.raises(click.UsageError) as raised:
-        report_command(None, None, None, None)
+        report_command((), None, None, None)
     assert raised.value.exit_code == 2 and raised.value.message == NO_OUTPUT
 
 

@@ -1,0 +1,114 @@
+"""The pytest plugin: specs collected as tests (`pytest --flowproof specs/`), and the in-process
+fixture recording and replaying a real openai-SDK agent function."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
+from tests.upstream.scripted import ScriptedUpstream
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def project(recorded: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The recorded booking project, a diverging copy of its flow, and a workflow YAML that is
+    not a spec, in pytester's directory."""
+    shutil.copytree(recorded / "specs", pytester.path / "specs")
+    write_spec(pytester.path, name="regressed", agent_env={"AGENT_BUG": "rewrite-flight-id"})
+    shutil.copy(
+        pytester.path / "specs" / "booking.trace.json",
+        pytester.path / "specs" / "regressed.trace.json",
+    )
+    (pytester.path / "specs" / "ci.yml").write_text("on: push\njobs: {}\n")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    return pytester.path
+
+
+def test_specs_are_collected_one_test_per_flow(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "--collect-only", "-q")
+    collected = [line for line in result.outlines if "::" in line]
+    assert collected == ["specs/booking.yaml::booking", "specs/regressed.yaml::regressed"]
+
+
+def test_a_flow_passes_and_a_divergence_fails_with_its_message(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*request 3 matches no recorded turn (compared with recorded turn 3)*",
+            '*flight.id: recorded "KQ311", replayed "KQ999"*',
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_flows_run_under_xdist_and_k(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-n", "2", "-k", "booking")
+    result.assert_outcomes(passed=1)  # the diverging flow was deselected by -k
+
+
+def test_without_the_option_no_spec_is_collected(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("specs", "--collect-only", "-q")
+    assert not [line for line in result.outlines if "::" in line]
+
+
+IN_PROCESS = """
+    import io
+    from contextlib import redirect_stdout
+
+    from tests.agents import openai_chat_agent
+
+
+    def test_booking(flowproof_flow):
+        printed = io.StringIO()
+        with flowproof_flow("specs/booking.yaml") as flow, redirect_stdout(printed):
+            openai_chat_agent.main()  # the agent's own entry function, in this process
+        assert flow.outcome.passed
+        assert "KQ311" in printed.getvalue()
+"""
+
+
+def test_the_in_process_fixture_records_and_replays_an_agent_function(
+    pytester: pytest.Pytester, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(pytester.path)
+    pytester.makepyfile(test_agent=textwrap.dedent(IN_PROCESS))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("FLOWPROOF_AGENT_UPSTREAM", upstream.base_url)
+    monkeypatch.setenv("FLOWPROOF_AGENT_KEY", KEY)
+    recorded = pytester.runpytest_subprocess("--flowproof-record", "test_agent.py")
+    recorded.assert_outcomes(passed=1)
+    trace = pytester.path / "specs" / "booking.trace.json"
+    assert trace.exists() and KEY not in trace.read_text()
+    assert len(upstream.received) == 3
+    upstream.stop()
+    monkeypatch.delenv("FLOWPROOF_AGENT_UPSTREAM")
+    monkeypatch.delenv("FLOWPROOF_AGENT_KEY")
+    replayed = pytester.runpytest_subprocess("test_agent.py")
+    replayed.assert_outcomes(passed=1)
+    assert list((pytester.path / ".flowproof" / "runs").glob("*/report.json"))
+
+
+def test_an_in_process_flow_that_diverges_fails_the_test_with_the_divergence(
+    recorded: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(recorded / "specs", pytester.path / "specs")
+    body = textwrap.dedent(IN_PROCESS).replace(
+        "openai_chat_agent.main()",
+        "openai_chat_agent.BUG = 'rewrite-flight-id'; openai_chat_agent.main()",
+    )
+    pytester.makepyfile(test_agent=body)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    result = pytester.runpytest_subprocess("test_agent.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*request 3 matches no recorded turn*"])

@@ -1,0 +1,78 @@
+"""The trace lint rules: each finds its shape, names the place, never the value."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from flowproof.mcp.lane import Call
+from flowproof.trace.lint import Allowed, Rules, lint_lanes
+from flowproof.trace.model import Lane, Turn
+
+SHAPES = {
+    "an OpenAI API key": "sk-proj-" + "a1B2c3D4" * 4,
+    "an Anthropic API key": "sk-ant-api03-" + "Zy9" * 10,
+    "a Google API key": "AIza" + "B" * 35,
+    "an AWS access key id": "AKIA" + "ABCDEFGHIJKLMNOP",
+    "a GitHub token": "ghp_" + "x" * 36,
+    "a Slack token": "xoxb-1234567890-abcdef",
+    "a Stripe key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "a JWT": "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4f",
+    "a PEM private key": "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
+    "an absolute home-directory path": "see /home/casey/project/notes.txt",
+}
+
+
+def model_lane(content: str) -> Lane:
+    request = {"messages": [{"role": "user", "content": f"please use {content} now"}]}
+    return Lane("model", (Turn("openai_chat", request, {"choices": []}),))
+
+
+@pytest.mark.parametrize(("rule", "value"), SHAPES.items())
+def test_each_shape_is_found_at_its_path_and_its_value_never_shown(rule: str, value: str) -> None:
+    findings = lint_lanes("t.trace.json", [model_lane(value)], Rules())
+    assert [f.render() for f in findings] == [
+        f"t.trace.json: lanes.model[0].request.messages[0].content: {rule}"
+    ]
+    assert value not in findings[0].render()
+
+
+def test_ordinary_traffic_is_clean() -> None:
+    clean = "Book flight KQ311 (call_search_flights, chatcmpl-9x8y7z, resp_0123456789abcdef)"
+    assert (
+        lint_lanes("t", [model_lane(clean), model_lane("flowproof-placeholder-key")], Rules()) == []
+    )
+
+
+def test_a_header_like_key_in_a_body_is_found() -> None:
+    request = {"metadata": {"Authorization": "Bearer abc"}, "cookie": ""}
+    lane = Lane("model", (Turn("openai_chat", request, {}),))
+    (finding,) = lint_lanes("t", [lane], Rules())
+    assert finding.rule == "a header-like key 'Authorization' holding a value"
+    assert finding.path == "lanes.model[0].request.metadata.Authorization"
+
+
+def test_mcp_lanes_are_scanned_by_their_file_field_names() -> None:
+    call = Call(
+        {"method": "tools/call", "params": {"name": "x"}}, {"result": {"t": "AKIAABCDEFGHIJKLMNOP"}}
+    )
+    (finding,) = lint_lanes("t", [Lane("mcp.fs", (call,))], Rules())
+    assert finding.path == "lanes.mcp.fs[0].answer.result.t"
+
+
+def test_declared_secrets_and_extra_patterns_are_found_and_allow_entries_accept_one() -> None:
+    lane = model_lane("ticket TKT-99812 for hunter2-long-password")
+    rules = Rules(
+        patterns=(("an internal ticket id", re.compile(r"TKT-\d{5}")),),
+        secrets={"DB_PASSWORD": "hunter2-long-password"},
+    )
+    found = {f.rule for f in lint_lanes("specs/a.trace.json", [lane], rules)}
+    assert found == {"an internal ticket id", "the value of DB_PASSWORD"}
+    path = "lanes.model[0].request.messages[0].content"
+    allowed = Rules(
+        rules.patterns, rules.secrets, (Allowed("a.trace.json", path, "an internal ticket id"),)
+    )
+    assert {f.rule for f in lint_lanes("specs/a.trace.json", [lane], allowed)} == {
+        "the value of DB_PASSWORD"
+    }
