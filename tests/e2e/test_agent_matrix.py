@@ -11,9 +11,10 @@ For each agent: record; then replay green from a COPY of the project at another 
 another HOME, another TZ giving another local date, and the upstream stopped; then the same
 replay without the spec's declared `normalize:`/`ignore_fields:` lines fails naming the path.
 The agents whose requests carry the cwd, the date or per-run ids (Claude Code, Codex CLI)
-need those spec keys (issue 16 points 1-2). Until this flowproof accepts them, their test
-records without the declarations, checks that a replay then fails where the issue says it
-does, and is skipped with the reason.
+declare them (issue 16 points 1-2). When this flowproof refuses a declaration an agent needs
+(exit 2 naming it: Codex 0.169's per-item `internal_chat_message_metadata_passthrough`), the
+test records without the declarations, checks that a replay then fails on the per-run id, and
+is skipped with the refusal as its reason.
 """
 
 from __future__ import annotations
