@@ -12,6 +12,7 @@ sides before the comparison, and before closeness is judged; nothing else is.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,22 +33,30 @@ def request_key(request: Any, ignored: Sequence[FieldPath] = ()) -> str:
 
 
 class TurnMatcher:
-    """Consume-once lookup over a trace's turns."""
+    """Consume-once lookup over a trace's turns.
+
+    Turns are indexed by (dialect, canonical request) once, each key holding its turns in
+    recorded order, so a claim costs one key computation and a dict lookup however long the
+    trace is; the earliest-unconsumed rule is the front of the key's queue.
+    """
 
     def __init__(self, turns: Sequence[Turn], ignored: Sequence[FieldPath] = ()) -> None:
         self.turns = tuple(turns)
         self.ignored = tuple(ignored)
-        self._keys = [request_key(turn.request, self.ignored) for turn in self.turns]
         self._consumed = [False] * len(self.turns)
+        self._by_key: dict[tuple[str, str], deque[int]] = {}
+        for index, turn in enumerate(self.turns):
+            key = (turn.dialect, request_key(turn.request, self.ignored))
+            self._by_key.setdefault(key, deque()).append(index)
 
     def claim(self, dialect: str, request: Any) -> int | None:
         """Index of the earliest unconsumed turn that matches exactly, now consumed; else None."""
-        key = request_key(request, self.ignored)
-        for index, turn in enumerate(self.turns):
-            if not self._consumed[index] and turn.dialect == dialect and self._keys[index] == key:
-                self._consumed[index] = True
-                return index
-        return None
+        waiting = self._by_key.get((dialect, request_key(request, self.ignored)))
+        if not waiting:
+            return None
+        index = waiting.popleft()
+        self._consumed[index] = True
+        return index
 
     def closest(self, dialect: str, request: Any) -> int | None:
         """The unconsumed turn most like `request`, to explain a divergence against.
