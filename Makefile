@@ -19,7 +19,15 @@ NODE_STAMP := $(NODE_AGENTS)/node_modules/.package-lock.json
 $(NODE_STAMP): $(NODE_AGENTS)/package-lock.json
 	npm ci --prefix $(NODE_AGENTS) --no-audit --no-fund
 
-install: $(VENV)/.installed $(NODE_STAMP)
+# The npm agents of the published agent matrix (docs/agents.md: Claude Code, Codex CLI, the AI
+# SDK), pinned in their own lockfile; tests/e2e/test_agent_matrix.py runs them offline.
+MATRIX_AGENTS := tests/agents/matrix
+MATRIX_STAMP := $(MATRIX_AGENTS)/node_modules/.package-lock.json
+
+$(MATRIX_STAMP): $(MATRIX_AGENTS)/package-lock.json
+	npm ci --prefix $(MATRIX_AGENTS) --no-audit --no-fund
+
+install: $(VENV)/.installed $(NODE_STAMP) $(MATRIX_STAMP)
 
 demo: install
 	flowproof run examples/agent-demo/specs/

@@ -150,7 +150,13 @@ def diff(old: str, new: str) -> None:
 
 
 @main.command()
-@click.option("--agent", "command", required=True, help="The shell command that starts the agent.")
+@click.option(
+    "--agent",
+    "command",
+    required=True,
+    help="The shell command that starts the agent; ${VAR} and ${flowproof.*} handles "
+    "(${flowproof.proxy_url}, ...) are resolved as in a spec's agent.command.",
+)
 @click.option(
     "--prompt",
     default=None,
@@ -176,18 +182,27 @@ def diff(old: str, new: str) -> None:
     help="A streamable-HTTP MCP server the agent uses: doctor injects FLOWPROOF_MCP_URL_<NAME> "
     "and reports whether the agent contacted it (repeatable).",
 )
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a variable in the agent's environment, last, like a spec's agent.env; the value "
+    "may use ${VAR} and ${flowproof.*} handles (repeatable).",
+)
 def doctor(
     command: str,
     prompt: str | None,
     timeout: float | None,
     mcp: tuple[str, ...],
     mcp_url: tuple[str, ...],
+    env: tuple[str, ...],
 ) -> None:
     """Run an agent once against a canned reply and report the model requests (and, with
     --mcp/--mcp-url, the MCP contacts) that arrived."""
     from flowproof.cli.doctor import run_doctor_command
 
-    run_doctor_command(command, prompt, timeout, mcp, mcp_url)
+    run_doctor_command(command, prompt, timeout, mcp, mcp_url, env)
 
 
 @main.command()

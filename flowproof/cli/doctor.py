@@ -1,5 +1,6 @@
-"""`flowproof doctor --agent CMD [--mcp NAME] [--mcp-url NAME]`: report the model requests and
-MCP contacts an agent sends, no key needed."""
+"""`flowproof doctor --agent CMD [--env NAME=VALUE] [--mcp NAME] [--mcp-url NAME]`: report the
+model requests and MCP contacts an agent sends, and what in them would stop a trace from
+replaying; no key needed."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ def run_doctor_command(
     timeout: float | None,
     mcp: tuple[str, ...] = (),
     mcp_url: tuple[str, ...] = (),
+    env: tuple[str, ...] = (),
 ) -> None:
     _check_names(mcp, mcp_url)
+    variables = _parse_env(env)
     report = asyncio.run(
-        run_doctor(command, prompt or DEFAULT_PROMPT, timeout or DEFAULT_TIMEOUT, mcp, mcp_url)
+        run_doctor(
+            command, prompt or DEFAULT_PROMPT, timeout or DEFAULT_TIMEOUT, mcp, mcp_url, variables
+        )
     )
     out(report.render())
     out(containment_report())
@@ -46,3 +51,17 @@ def _check_names(mcp: tuple[str, ...], mcp_url: tuple[str, ...]) -> None:
             if name in seen:
                 raise click.BadParameter(f"{name!r} is named twice", param_hint=option)
             seen.add(name)
+
+
+def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
+    variables: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise click.BadParameter(
+                f"{pair!r} is not NAME=VALUE (NAME: letters, digits and '_', not starting "
+                "with a digit)",
+                param_hint="--env",
+            )
+        variables[name] = value
+    return variables

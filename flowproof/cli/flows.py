@@ -30,12 +30,13 @@ from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import strategy_for
+from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
-from flowproof.trace.store import load_trace
+from flowproof.trace.store import load_trace, trace_path_for
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -50,6 +51,8 @@ class _Run:
     flows: list[FlowRecord] = field(default_factory=list)
     interrupted_by: signal.Signals | None = None
     """The first interrupting signal received, if any."""
+    runs_root: Path = Path()
+    """Where the run records go (kept out of an `agent.cwd`: engine/workdir.py)."""
 
     @property
     def exit_code(self) -> int:
@@ -79,7 +82,7 @@ def run_flows(
     run_id = new_run_id(started)
     keep_crash_details_in(root / run_id)
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
-    run = _Run()
+    run = _Run(runs_root=root)
     try:
         asyncio.run(_interruptible(specs, mode, show_diff, run, jobs, keep_matching))
     except Exception as exc:
@@ -225,6 +228,8 @@ async def _run_one(
     try:
         suite = find_suite(path, Path.cwd())
         loaded = load_spec(path)
+        writes = [("its trace", trace_path_for(path)), ("the run records", run.runs_root)]
+        refuse_writes_inside(loaded, agent_cwd(loaded, os.environ), Path.cwd(), writes)
         started = time.monotonic()
         try:
             strategy = strategy_for(mode, loaded, os.environ, keep_matching)

@@ -17,7 +17,8 @@ preexec_fn in the multi-threaded engine could not safely do after fork. In order
    trapped now, and its supervisor does not hold the listener yet. The engine takes the
    listener with pidfd_getfd and acks.
 6. Close the listener (an agent holding it could answer its own notifications) and exec the
-   agent, with the environment the driver gave, SIGPIPE and SIGXFSZ back to their defaults.
+   agent in its working directory, with the environment the driver gave, SIGPIPE and SIGXFSZ
+   back to their defaults.
 
 `--probe` stops after step 4 and reports what it could install: that is how the engine learns
 whether this host can contain (doctor, and the first contained flow of a run).
@@ -59,9 +60,12 @@ def trampoline(arguments: list[str]) -> NoReturn:
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     argv: list[str] = config["argv"]
     try:
+        if config.get("cwd"):
+            os.chdir(config["cwd"])
         os.execvpe(argv[0], argv, config["env"])
     except OSError as exc:
-        sys.stderr.write(f"flowproof: cannot start the agent {argv[0]}: {exc.strerror}\n")
+        where = f" in {exc.filename}" if exc.filename and exc.filename == config.get("cwd") else ""
+        sys.stderr.write(f"flowproof: cannot start the agent {argv[0]}{where}: {exc.strerror}\n")
         os._exit(127)
 
 

@@ -49,7 +49,11 @@ async def contained_process(
     stdout: int,
     stderr: int,
     supervision: Supervision,
+    *,
+    cwd: str | None = None,
 ) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`cwd`: where the agent runs; the trampoline starts in flowproof's own directory (where
+    the engine is importable however it was started) and changes directory just before exec."""
     from flowproof.containment import fsobserve, netcalls
     from flowproof.containment.supervisor import Supervisor
 
@@ -57,7 +61,12 @@ async def contained_process(
     os.write(
         config,
         json.dumps(
-            {"argv": list(argv), "env": dict(env), "observe_fs": supervision.observe_fs}
+            {
+                "argv": list(argv),
+                "env": dict(env),
+                "cwd": cwd,
+                "observe_fs": supervision.observe_fs,
+            }
         ).encode(),
     )
     os.lseek(config, 0, os.SEEK_SET)

@@ -48,13 +48,15 @@ async def run_command(
     timeout: float,
     stop: asyncio.Event,
     launcher: Launcher = PLAIN,
+    cwd: str | None = None,
 ) -> AgentOutcome:
+    """`cwd`: the directory the agent runs in (None: flowproof's own)."""
     started = time.monotonic()
     # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
     since = process_clock()
     async with output_pipes() as (stdout, stderr):
         async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end
+            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd
         ) as process:
             stdout.handed_over()
             stderr.handed_over()

@@ -27,9 +27,16 @@ class Launcher(Protocol):
     """Starts the agent, and keeps whatever it runs beside it alive exactly as long."""
 
     def launch(
-        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        *,
+        cwd: str | None = None,
     ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
-        """Start `argv` with exactly `env` and yield the started process.
+        """Start `argv` with exactly `env`, in `cwd` (None: flowproof's own working directory),
+        and yield the started process.
 
         The process leads a new session (its pid is its process group id, which is how its
         tree is signalled together), reads stdin from /dev/null, and writes to the file
@@ -48,12 +55,19 @@ class PlainLauncher:
 
     @asynccontextmanager
     async def launch(
-        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        *,
+        cwd: str | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         adopt_orphans()
         process = await asyncio.create_subprocess_exec(
             *argv,
             env=dict(env),
+            cwd=cwd,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
@@ -74,10 +88,18 @@ class SeccompLauncher:
 
     @asynccontextmanager
     async def launch(
-        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        *,
+        cwd: str | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         from flowproof.containment.session import contained_process
 
         adopt_orphans()
-        async with contained_process(argv, env, stdout, stderr, self.supervision) as process:
+        async with contained_process(
+            argv, env, stdout, stderr, self.supervision, cwd=cwd
+        ) as process:
             yield process

@@ -7,6 +7,13 @@ Doctor has no spec, so it knows of an MCP server only when it is named (`--mcp N
 stdio server, `--mcp-url NAME` for a streamable-HTTP one). Each gets the stand-in a flow
 would give it, with the same variables injected, in replay mode against an empty lane: there
 is no real server behind it, so every call is counted and answered with a JSON-RPC error.
+
+`--agent` and every `--env NAME=VALUE` are resolved like a spec's `agent.command` and
+`agent.env` (`${VAR}` from the environment, `${flowproof.*}` handles from the proxy and the
+stand-ins), so an agent whose base URL comes from its own config or flags can be diagnosed.
+The request bodies are then read for what would stop a trace from replaying elsewhere or on
+another day (`engine/replayability.py`), each with the `normalize:`/`ignore_fields:` line that
+declares it.
 """
 
 from __future__ import annotations
@@ -14,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 
 from flowproof import __version__
 from flowproof.drivers.command import AgentOutcome, run_command
@@ -26,12 +35,19 @@ from flowproof.drivers.env import (
     inherited_environment,
     proxy_handles,
 )
+from flowproof.engine.replayability import (
+    Finding,
+    environment_facts,
+    find_hazards,
+    suggested_lines,
+)
 from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, mcp_boundary
 from flowproof.mcp.server import McpServer
-from flowproof.proxy.app import make_app, serve
+from flowproof.proxy.app import WEBSOCKET, make_app, serve
 from flowproof.proxy.canned import CannedBackend
 from flowproof.proxy.traffic import Traffic
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
+from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 
 DEFAULT_PROMPT = "Say hello."
@@ -79,6 +95,8 @@ class DoctorReport:
     port: int
     mcp: tuple[McpContact, ...] = ()
     """One per MCP server named on the command line."""
+    findings: tuple[Finding, ...] = ()
+    """What in the request bodies would stop a trace from replaying (cwd, date, per-run ids)."""
 
     @property
     def mcp_missed(self) -> list[str]:
@@ -106,6 +124,7 @@ class DoctorReport:
             for contact in self.mcp:
                 lines += contact.render()
         lines.append(self._agent_line())
+        lines += self._replayability()
         if self.arrived == 0 and any(contact.calls for contact in self.mcp):
             lines.append(
                 "No model request arrived, but MCP calls did: the agent may have stopped at the "
@@ -120,6 +139,21 @@ class DoctorReport:
                 "that every model call goes through it; `flowproof record` settles that."
             )
         return "\n".join(lines)
+
+    def _replayability(self) -> list[str]:
+        if not self.findings:
+            return []
+        lines = [
+            "What in these requests would make a trace fail to replay at another path, with "
+            "another HOME, on another day or in the next run:"
+        ]
+        for finding in self.findings:
+            lines += finding.render()
+        suggested = suggested_lines(self.findings)
+        if suggested:
+            lines.append("Declare them in the spec (docs/specs.md):")
+            lines += [f"  {line}" for line in suggested]
+        return lines
 
     def _agent_line(self) -> str:
         agent = self.agent
@@ -156,8 +190,11 @@ async def run_doctor(
     timeout: float,
     mcp: Sequence[str] = (),
     mcp_url: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> DoctorReport:
-    """`mcp`, `mcp_url`: the names of the agent's stdio and streamable-HTTP MCP servers."""
+    """`mcp`, `mcp_url`: the names of the agent's stdio and streamable-HTTP MCP servers.
+    `env`: `--env NAME=VALUE` pairs, applied last like a spec's `agent.env`; they and `command`
+    may use `${VAR}` and the `${flowproof.*}` handles."""
     traffic = Traffic()
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
@@ -168,15 +205,35 @@ async def run_doctor(
             servers, traffic, nothing_recorded, os.environ, inherited_environment(os.environ)
         ) as boundary:
             handles = {**proxy_handles(port), **boundary.handles()}
-            env = agent_environment(os.environ, handles, prompt, {}, boundary.environment())
+            agent_env = agent_environment(
+                os.environ, handles, prompt, env or {}, boundary.environment()
+            )
+            resolved = resolve(command, os.environ, handles)
             # Never set: doctor reports everything the agent sends, refused requests included,
             # so it does not stop the agent at the first one the way a flow does.
             run_to_the_end = asyncio.Event()
-            agent = await run_command(command, env, timeout, run_to_the_end)
+            agent = await run_command(resolved, agent_env, timeout, run_to_the_end)
             contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
     finally:
         await runner.cleanup()
-    return DoctorReport(_requests(traffic), agent, port, contacts)
+    now = datetime.now().astimezone()
+    variables = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
+    home = agent_env.get("HOME", str(Path.home()))
+    facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
+    bodies = [turn.request for turn in traffic.turns]
+    findings = find_hazards(bodies, facts, now)
+    return DoctorReport(_requests(traffic), agent, port, contacts, findings)
+
+
+def _machine_zone() -> str:
+    """This machine's time zone name (`Etc/UTC`), as agents that print one read it: Debian's
+    /etc/timezone, else the zoneinfo path /etc/localtime links to; "" when neither says."""
+    try:
+        return Path("/etc/timezone").read_text(encoding="utf-8").strip()
+    except OSError:
+        pass
+    target = os.path.realpath("/etc/localtime")
+    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else ""
 
 
 def _requests(traffic: Traffic) -> tuple[tuple[str, str, str], ...]:
@@ -186,6 +243,8 @@ def _requests(traffic: Traffic) -> tuple[tuple[str, str, str], ...]:
 
 
 def _served(method: str, dialect: str) -> str:
+    if dialect == WEBSOCKET:
+        return "WebSocket upgrade, refused with 426 (flowproof serves model calls over HTTP)"
     if dialect == "?":
         return "not a model API flowproof serves (404)"
     if method != "POST":

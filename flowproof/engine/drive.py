@@ -11,6 +11,7 @@ from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.url import TriggerOutcome, trigger_url
+from flowproof.engine.workdir import agent_cwd
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
@@ -59,7 +60,10 @@ async def drive(
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
     launcher = await _launcher(egress)
-    outcome = await run_command(command, env, agent.timeout, stop, launcher)
+    cwd = agent_cwd(loaded, environ)
+    outcome = await run_command(
+        command, env, agent.timeout, stop, launcher, cwd=None if cwd is None else str(cwd)
+    )
     return DriveResult(outcome, egress=egress)
 
 

@@ -22,6 +22,7 @@ from flowproof.dialects import dialect_named
 from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
+from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import TurnMatcher
 from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, tool_name
 from flowproof.runrecord.model import (
@@ -80,8 +81,9 @@ class ModelLane(LaneKind):
             if dialect_named(turn.dialect) is None:
                 raise TraceError(f"{source}: turn {number} has unknown dialect {turn.dialect!r}")
 
-    def matcher(self, turns: Sequence[Turn]) -> TurnMatcher:
-        return TurnMatcher(turns)
+    def matcher(self, turns: Sequence[Turn], ignored: Sequence[FieldPath] = ()) -> TurnMatcher:
+        """Strict by body, `ignored` (the flow's `ignore_fields:`) left out of the comparison."""
+        return TurnMatcher(turns, ignored)
 
     def bodies(self, lane: Lane) -> list[Body]:
         return [

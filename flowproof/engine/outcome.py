@@ -70,6 +70,10 @@ class FlowOutcome:
     """Declared secret values, so every report can redact them."""
     egress: EgressSummary | None = None
     """What egress containment enforced and saw; None when the flow engaged none."""
+    normalized: tuple[str, ...] = ()
+    """The `normalize:` entries the flow ran with (suite's, then its own)."""
+    ignored_fields: tuple[str, ...] = ()
+    """The `ignore_fields:` paths the flow matched without (suite's, then its own)."""
 
     @property
     def passed(self) -> bool:

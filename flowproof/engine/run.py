@@ -20,6 +20,7 @@ from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.drive import DriveResult, drive
+from flowproof.engine.environment import request_rules
 from flowproof.engine.judge import declared_secrets, judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
@@ -53,6 +54,7 @@ async def run_flow(
 ) -> FlowOutcome:
     environ = dict(os.environ if environ is None else environ)
     spec = loaded.spec
+    rules = request_rules(loaded, suite, environ)  # `normalize:` and `ignore_fields:`
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
@@ -60,7 +62,7 @@ async def run_flow(
     runner: web.AppRunner | None = None
     try:
         async with (
-            strategy.backend(traffic, mocks_for(loaded)) as backend,
+            strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
                 spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
             ) as tool_boundary,
@@ -95,8 +97,8 @@ async def run_flow(
         verdicts = judge(loaded, trajectory, bodies, environ, secret_values, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
-        rules = rules_for(suite.settings if suite else None, secret_values)
-        reasons = strategy.trace_findings(traffic, rules)
+        lint_rules = rules_for(suite.settings if suite else None, secret_values)
+        reasons = strategy.trace_findings(traffic, lint_rules)
     never_stored = {**secret_values, **record_keys(environ)}
     written = strategy.finish(traffic, not reasons, never_stored)
     return FlowOutcome(
@@ -118,6 +120,8 @@ async def run_flow(
         lanes=served,
         kept_turns=tuple(sorted(traffic.kept)),
         egress=driven.egress.summary() if driven.egress else None,
+        normalized=rules.normalized,
+        ignored_fields=rules.ignored_fields,
     )
 
 

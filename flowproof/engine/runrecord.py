@@ -92,6 +92,8 @@ def flow_record(
             reply_absent_reason=trajectory.reply_absent_reason,
         ),
         warnings=list(flow.warnings),
+        normalized=list(flow.normalized),
+        ignored_fields=list(flow.ignored_fields),
         trace=str(flow.trace_written) if flow.trace_written else None,
         duration=None if duration is None else round(duration, 3),
         control=control,

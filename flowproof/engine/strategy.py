@@ -18,6 +18,7 @@ from flowproof.dialects.base import ToolMocks
 from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
+from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
@@ -44,8 +45,10 @@ class Strategy(Protocol):
         """Why the flow cannot run at all (a flow failure), or None."""
 
     def backend(
-        self, traffic: Traffic, mocks: ToolMocks
-    ) -> AbstractAsyncContextManager[Backend]: ...
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AbstractAsyncContextManager[Backend]:
+        """`rules`: the flow's `normalize:` and `ignore_fields:` (matching/rules.py)."""
+        ...
 
     @property
     def expected_turns(self) -> int | None:
@@ -85,10 +88,12 @@ class Replay:
         return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
 
     @asynccontextmanager
-    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
+    async def backend(
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
-        matcher = MODEL.matcher(self.previous.turns)
-        yield ReplayBackend(matcher, mocks, traffic)
+        matcher = MODEL.matcher(self.previous.turns, rules.ignored)
+        yield ReplayBackend(matcher, mocks, traffic, rules)
 
     @property
     def expected_turns(self) -> int | None:
@@ -123,12 +128,14 @@ class Record:
         return None
 
     @asynccontextmanager
-    async def backend(self, traffic: Traffic, mocks: ToolMocks) -> AsyncIterator[Backend]:
-        forward = ForwardBackend(self.upstream, mocks, traffic)
+    async def backend(
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AsyncIterator[Backend]:
+        forward = ForwardBackend(self.upstream, mocks, traffic, rules)
         try:
             if self.keep_matching and self.previous is not None:
-                kept = MODEL.matcher(self.previous.turns)
-                yield KeepMatchingBackend(kept, forward, mocks, traffic)
+                kept = MODEL.matcher(self.previous.turns, rules.ignored)
+                yield KeepMatchingBackend(kept, forward, mocks, traffic, rules)
             else:
                 yield forward
         finally:

@@ -4,16 +4,21 @@ Envelope first (dialect, model, tool names, message roles and count), because "y
 tool" is a one-line answer where a byte diff of two long prompts is unreadable; then the first
 JSON path whose values differ, with both values. Tool-call `arguments` are JSON inside a string,
 so the diff descends into them when both sides parse, and shows them whole when not.
+Fields the flow declared volatile (`ignore_fields:`) are left out of the diff, as they are
+out of matching: a divergence never names an ignored path.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from flowproof.assertions.paths import ABSENT, differences, format_indexed, format_path
-from flowproof.dialects.base import Dialect, without_transport
+from flowproof.dialects.base import Dialect
+from flowproof.matching.fields import FieldPath
+from flowproof.matching.match import compared
 
 MODEL_LANE = "model"
 """The lane of every divergence at the model boundary."""
@@ -103,15 +108,17 @@ def explain(
     recorded: Any,
     replayed_dialect: Dialect,
     replayed: Any,
+    ignored: Sequence[FieldPath] = (),
 ) -> Divergence:
-    """How request `index` differs from the recorded turn at `turn_position` (0-based)."""
+    """How request `index` differs from the recorded turn at `turn_position` (0-based), the
+    `ignored` fields left out."""
     if recorded_dialect != replayed_dialect.name:
         envelope: tuple[str, ...] = (
             f"dialect: recorded {recorded_dialect}, replayed {replayed_dialect.name}",
         )
     else:
         envelope = tuple(_envelope_lines(replayed_dialect, recorded, replayed))
-    found = find_difference(without_transport(recorded), without_transport(replayed))
+    found = find_difference(compared(recorded, ignored), compared(replayed, ignored))
     reason = EQUAL_BODIES if found is None else ""
     return Divergence(MODEL_LANE, index, turn_position + 1, envelope, found, reason)
 

@@ -6,6 +6,12 @@ method other than POST, a body that is empty, not JSON or not an object) is answ
 `x-should-retry: false` and written into the traffic as refused, which fails the flow.
 `serve` binds the app to 127.0.0.1 only, because the proxy answers anyone who asks and must not
 be reachable off the machine.
+
+A WebSocket upgrade on a model path (Codex CLI's Responses WebSocket transport) is answered
+426 at once and is NOT a failure: flowproof records and replays model calls over HTTP only,
+and 426 is the status Codex takes as "use HTTP" without retrying (any other 4xx it retries
+seven times, about 7 s, before falling back). The attempt is kept in `Traffic.requests` so
+`flowproof doctor` shows it.
 """
 
 from __future__ import annotations
@@ -23,18 +29,33 @@ from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = "127.0.0.1"
 MAX_BODY_BYTES = 64 * 1024 * 1024
+WEBSOCKET = "websocket"
+"""What `Traffic.requests` says served a WebSocket upgrade: the 426 refusal."""
 
 
 class Backend(Protocol):
     async def answer(
-        self, dialect: Dialect, request: Any, headers: Mapping[str, str]
-    ) -> Answer: ...
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
+        """`method` and `query` as the agent sent them (record forwards both; a trace stores
+        neither)."""
+        ...
 
 
 def make_app(backend: Backend, traffic: Traffic) -> web.Application:
     async def handle(request: web.Request) -> web.StreamResponse:
         dialect = dialect_for_path(request.path)
-        traffic.requests.append((request.method, request.path, dialect.name if dialect else "?"))
+        if dialect is not None and _is_websocket_upgrade(request):
+            traffic.requests.append((request.method, request.path_qs, WEBSOCKET))
+            return _refuse_websocket()
+        # path_qs: doctor shows the path as the agent sent it (`/v1/messages?beta=true`).
+        traffic.requests.append((request.method, request.path_qs, dialect.name if dialect else "?"))
         if dialect is None:
             markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
             return _unservable(
@@ -53,7 +74,9 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             return _unservable(request, 400, "the request body is not JSON")
         if not isinstance(body, dict):
             return _unservable(request, 400, "the request body is JSON but not an object")
-        answer = await backend.answer(dialect, body, request.headers)
+        answer = await backend.answer(
+            dialect, body, request.headers, method=request.method, query=request.query_string
+        )
         if answer.status == 200 and wants_stream(body):
             return await _stream(request, dialect.render_stream(body, answer.body))
         return _json(answer)
@@ -101,6 +124,16 @@ def _json(answer: Answer) -> web.Response:
     )
     return web.Response(
         status=answer.status, text=body, content_type="application/json", headers=answer.headers
+    )
+
+
+def _is_websocket_upgrade(request: web.Request) -> bool:
+    return request.headers.get("Upgrade", "").lower() == "websocket"
+
+
+def _refuse_websocket() -> web.Response:
+    return _error(
+        426, "flowproof: model calls are recorded and replayed over HTTP; use HTTP, not WebSocket"
     )
 
 

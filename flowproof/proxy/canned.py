@@ -19,7 +19,15 @@ class CannedBackend:
     def __init__(self, traffic: Traffic) -> None:
         self.traffic = traffic
 
-    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
+    async def answer(
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
         response = dialect.text_response(request, CANNED_TEXT)
         self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
         return Answer(200, response)

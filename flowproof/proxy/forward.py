@@ -3,6 +3,14 @@
 The upstream and the key are fixed when the backend is built, from flowproof's own environment.
 Nothing in a request can choose where it is forwarded: a proxy whose target a request could
 pick would be an open relay pointed by whatever the agent under test sent.
+
+What the agent sends is forwarded faithfully otherwise: its method, its query string
+(`/v1/messages?beta=true`), and the client headers a provider reads (every `anthropic-*` and
+`openai-*` header: `anthropic-beta`, `openai-beta`, `openai-organization`, `openai-project`,
+...). None of those is stored: a trace holds bodies only. The request and the response are
+stored normalised (the flow's `normalize:` facts as placeholders), and the agent is answered
+with the stored response restored, exactly as a replay will answer it; the upstream model
+sees the request as the agent sent it.
 """
 
 from __future__ import annotations
@@ -18,13 +26,35 @@ import aiohttp
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
+from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.redaction import RECORD_KEY_VARIABLES
 from flowproof.trace.model import MODEL_LANE, Turn
 
 OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
 BASE_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+FORWARDED_PREFIXES = ("anthropic-", "openai-")
+"""Client headers with these prefixes are the providers' own (beta flags, API versions,
+organisation and project): forwarded at record, never stored."""
+NEVER_FORWARDED = ("key", "token", "secret", "auth")
+"""...unless the name suggests a credential: the agent holds only flowproof's placeholder key,
+and the upstream gets flowproof's own."""
 _BODY_SHOWN = 2000
+
+
+def forwarded_headers(dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
+    """The client headers record passes on (FORWARDED_PREFIXES, and the dialect's own list),
+    a repeated header's values joined by commas."""
+    wanted = {name.lower() for name in dialect.passthrough_headers}
+    found: dict[str, list[str]] = {}
+    for name, value in incoming.items():
+        lower = name.lower()
+        provider = lower.startswith(FORWARDED_PREFIXES) and not any(
+            word in lower for word in NEVER_FORWARDED
+        )
+        if provider or lower in wanted:
+            found.setdefault(lower, []).append(value)
+    return {name: ", ".join(values) for name, values in found.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +90,24 @@ class Upstream:
 
     def headers_for(self, dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        headers.update(
-            {name: incoming[name] for name in dialect.passthrough_headers if name in incoming}
-        )
+        headers.update(forwarded_headers(dialect, incoming))
         if self.key:
             headers.update(dialect.auth_headers(self.key))
         return headers
 
 
 class ForwardBackend:
-    def __init__(self, upstream: Upstream, mocks: ToolMocks, traffic: Traffic) -> None:
+    def __init__(
+        self,
+        upstream: Upstream,
+        mocks: ToolMocks,
+        traffic: Traffic,
+        rules: RequestRules = STRICT,
+    ) -> None:
         self.upstream = upstream
         self.mocks = mocks
         self.traffic = traffic
+        self.normalizer = rules.normalizer
         self._session: aiohttp.ClientSession | None = None
         self._in_flight: set[asyncio.Task[tuple[int, str]]] = set()
         self._closed = False
@@ -87,7 +122,15 @@ class ForwardBackend:
         if self._session is not None:
             await self._session.close()
 
-    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
+    async def answer(
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
         if self.traffic.failures:
             return _refuse(dialect, "flowproof: this recording has already failed")
         try:
@@ -97,8 +140,9 @@ class ForwardBackend:
             return _refuse(dialect, f"flowproof: {exc}")
         url = self.upstream.url_for(dialect)
         outbound = self.upstream.headers_for(dialect, headers)
+        target = f"{url}?{query}" if query else url
         try:
-            status, text = await self._call(url, request, outbound)
+            status, text = await self._call(method, target, request, outbound)
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
         except aiohttp.ClientError as exc:
@@ -121,12 +165,17 @@ class ForwardBackend:
                 f"{self._scrub(text)}"
             )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
-        return Answer(200, response)
+        stored = self.normalizer.to_placeholders(response)
+        self.traffic.add(
+            MODEL_LANE, Turn(dialect.name, self.normalizer.to_placeholders(request), stored)
+        )
+        return Answer(200, self.normalizer.from_placeholders(stored))
 
-    async def _call(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:
+    async def _call(
+        self, method: str, url: str, request: Any, headers: dict[str, str]
+    ) -> tuple[int, str]:
         """The upstream call, as a task of its own so that close() can abandon it."""
-        call = create_task(self._post(url, request, headers), name="upstream-call")
+        call = create_task(self._send(method, url, request, headers), name="upstream-call")
         self._in_flight.add(call)
         try:
             return await call
@@ -138,13 +187,15 @@ class ForwardBackend:
         finally:
             self._in_flight.discard(call)
 
-    async def _post(self, url: str, request: Any, headers: dict[str, str]) -> tuple[int, str]:
+    async def _send(
+        self, method: str, url: str, request: Any, headers: dict[str, str]
+    ) -> tuple[int, str]:
         if self._session is None:
             # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
             self._session = aiohttp.ClientSession(trust_env=False)
         body = json.dumps(request, ensure_ascii=False).encode()
-        async with self._session.post(
-            url, data=body, headers=headers, allow_redirects=False
+        async with self._session.request(
+            method, url, data=body, headers=headers, allow_redirects=False
         ) as reply:
             return reply.status, await reply.text(errors="replace")
 

@@ -1,9 +1,10 @@
 """`record --keep-matching`: heal a trace by re-recording only what changed.
 
 Every request that matches an unconsumed turn of the existing trace is served from it (by the
-model boundary's rule: earliest unconsumed exact match) and kept byte for byte; only the rest is
-forwarded to the real model. An unchanged prefix therefore costs nothing and keeps its bytes,
-and `record --diff` shows just the turns that changed.
+model boundary's rule: earliest unconsumed exact match, after the flow's `normalize:` and
+`ignore_fields:`, as at replay) and kept byte for byte; only the rest is forwarded to the real
+model. An unchanged prefix therefore costs nothing and keeps its bytes, and `record --diff`
+shows just the turns that changed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
+from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.app import Backend
 from flowproof.proxy.traffic import Answer, Traffic
 from flowproof.trace.model import MODEL_LANE, Turn
@@ -21,24 +23,40 @@ from flowproof.trace.model import MODEL_LANE, Turn
 
 class KeepMatchingBackend:
     def __init__(
-        self, kept: TurnMatcher, forward: Backend, mocks: ToolMocks, traffic: Traffic
+        self,
+        kept: TurnMatcher,
+        forward: Backend,
+        mocks: ToolMocks,
+        traffic: Traffic,
+        rules: RequestRules = STRICT,
     ) -> None:
         self.kept = kept
         self.forward = forward
         self.mocks = mocks
         self.traffic = traffic
+        self.normalizer = rules.normalizer
 
-    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
+    async def answer(
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
         try:
             substituted = dialect.substitute_tool_results(request, self.mocks)
+            normalized = self.normalizer.to_placeholders(substituted)
         except ToolResultsExhausted:
-            return await self.forward.answer(dialect, request, headers)  # it says why
-        index = self.kept.claim(dialect.name, substituted)
+            normalized = None  # the forward backend says why
+        index = None if normalized is None else self.kept.claim(dialect.name, normalized)
         if index is None:
-            return await self.forward.answer(dialect, request, headers)
+            return await self.forward.answer(
+                dialect, request, headers, method=method, query=query
+            )
         recorded = self.kept.turns[index]
         self.traffic.kept.add(len(self.traffic.turns))
-        self.traffic.add(
-            MODEL_LANE, Turn(dialect.name, without_transport(substituted), recorded.response)
-        )
-        return Answer(200, recorded.response)
+        turn = Turn(dialect.name, without_transport(normalized), recorded.response)
+        self.traffic.add(MODEL_LANE, turn)
+        return Answer(200, self.normalizer.from_placeholders(recorded.response))

@@ -1,5 +1,9 @@
 """ReplayBackend: answers from the cassette. It has no network client, and the lint rule in
-pyproject.toml (TID251) keeps it that way."""
+pyproject.toml (TID251) keeps it that way.
+
+A request is normalised (the flow's `normalize:` facts become placeholders) before it is
+matched, exactly as record normalised it before storing; the recorded response is served with
+its placeholders turned back into today's values."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
+from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.trace.model import MODEL_LANE, Turn
 
@@ -20,12 +25,28 @@ class ReplayBackend:
     """Serves the model lane. `matcher` is that lane's matching rule over the recorded turns,
     handed in by the engine (engine/lanes.py owns which rule a lane follows)."""
 
-    def __init__(self, matcher: TurnMatcher, mocks: ToolMocks, traffic: Traffic) -> None:
+    def __init__(
+        self,
+        matcher: TurnMatcher,
+        mocks: ToolMocks,
+        traffic: Traffic,
+        rules: RequestRules = STRICT,
+    ) -> None:
         self.matcher = matcher
         self.mocks = mocks
         self.traffic = traffic
+        self.normalizer = rules.normalizer
 
-    async def answer(self, dialect: Dialect, request: Any, headers: Mapping[str, str]) -> Answer:
+    async def answer(
+        self,
+        dialect: Dialect,
+        request: Any,
+        headers: Mapping[str, str],
+        *,
+        method: str = "POST",
+        query: str = "",
+    ) -> Answer:
+        """`method` and `query` are not part of matching (a trace holds bodies only)."""
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.
@@ -34,6 +55,7 @@ class ReplayBackend:
             )
         try:
             request = dialect.substitute_tool_results(request, self.mocks)
+            request = self.normalizer.to_placeholders(request)
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
@@ -44,14 +66,16 @@ class ReplayBackend:
             return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
         response = self.matcher.turns[index].response
         self.traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), response))
-        return Answer(200, response)
+        return Answer(200, self.normalizer.from_placeholders(response))
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
         closest = self.matcher.closest(dialect.name, request)
         if closest is None:
             return divergence.extra_call(number, len(self.matcher.turns))
         turn = self.matcher.turns[closest]
-        return divergence.explain(number, closest, turn.dialect, turn.request, dialect, request)
+        return divergence.explain(
+            number, closest, turn.dialect, turn.request, dialect, request, self.matcher.ignored
+        )
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:

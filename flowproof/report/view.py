@@ -186,6 +186,13 @@ class FlowView:
     """Calls on every MCP lane together."""
     mcp_phrase: str
     """Each MCP lane's counts, `; `-joined ('' when the flow has none)."""
+    declared_phrase: str
+    """What the flow declared about its request bodies: `normalised: cwd, date · matched
+    ignoring: metadata.user_id` ('' when nothing)."""
+    normalized: list[str]
+    """The `normalize:` entries (the markdown shows each as code)."""
+    ignored_fields: list[str]
+    """The `ignore_fields:` paths."""
     has_trajectory: bool
     tool_calls: list[ToolCall]
     """What the model ASKED for."""
@@ -286,6 +293,9 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         mcp_lanes=mcp_lanes,
         mcp_calls=sum(lane.calls for lane in mcp_lanes),
         mcp_phrase="; ".join(lane.phrase for lane in mcp_lanes),
+        declared_phrase=declared_phrase(flow),
+        normalized=list(flow.normalized),
+        ignored_fields=list(flow.ignored_fields),
         has_trajectory=trajectory is not None,
         tool_calls=[
             ToolCall(call.name, block(call.arguments))
@@ -303,6 +313,16 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         control=_control(flow.control) if flow.control else None,
         duration=flow.duration,
     )
+
+
+def declared_phrase(flow: FlowRecord) -> str:
+    """`normalize:` and `ignore_fields:` as every report shows them beside the turn counts."""
+    parts = []
+    if flow.normalized:
+        parts.append(f"normalised: {', '.join(flow.normalized)}")
+    if flow.ignored_fields:
+        parts.append(f"matched ignoring: {', '.join(flow.ignored_fields)}")
+    return " · ".join(parts)
 
 
 def _step(step: StepRecord) -> StepView:

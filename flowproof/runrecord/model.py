@@ -243,6 +243,12 @@ class FlowRecord(_Model):
     trajectory: TrajectoryRecord | None
     """None when the flow never ran (no trace, a busy port, before_each failed)."""
     warnings: list[str]
+    normalized: list[str] = []
+    """The environment facts normalised in this flow's request bodies (`normalize:`, the
+    suite's entries then the flow's: `cwd`, `date`, `${PROJECT}`); empty when none."""
+    ignored_fields: list[str] = []
+    """The request-body paths matching left out (`ignore_fields:`, the suite's then the
+    flow's: `metadata.user_id`, `input[*].id`); empty when none."""
     trace: str | None
     """The trace this record wrote (record only, and only when the flow passed)."""
     duration: float | None = None

@@ -63,7 +63,7 @@ class LoadedSpec:
 
 
 def load_spec(path: Path) -> LoadedSpec:
-    spec, lines = _validated(path, FlowSpec)
+    spec, lines = validated(path, FlowSpec)
     prompts, assertions = _parse_steps(path, spec.steps, lines)
     if not prompts:
         raise SpecError(
@@ -81,10 +81,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 def parse_model(path: Path, model: type[ModelT]) -> ModelT:
     """Any flowproof YAML file → its pydantic model, with the same file:line errors."""
-    return _validated(path, model)[0]
+    return validated(path, model)[0]
 
 
-def _validated(path: Path, model: type[ModelT]) -> tuple[ModelT, dict[Location, int]]:
+def validated(path: Path, model: type[ModelT]) -> tuple[ModelT, dict[Location, int]]:
     data, lines = _parse_yaml(path, _read(path))
     try:
         return model.model_validate(data), lines

@@ -13,8 +13,28 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from flowproof.containment.policy import FORMS, EntryError, check_entry
+from flowproof.matching.fields import checked_field_path
+from flowproof.matching.normalize import checked_entry
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
+
+
+def _once_each(entries: list[str]) -> list[str]:
+    """A list that names one entry twice was written by mistake (a merge, a copy)."""
+    for number, entry in enumerate(entries):
+        if entry in entries[:number]:
+            raise ValueError(f"'{entry}' is listed twice")
+    return entries
+
+
+Normalized = Annotated[
+    list[Annotated[str, AfterValidator(checked_entry)]], AfterValidator(_once_each)
+]
+"""Environment facts (`cwd`, `home`, `tmpdir`, `user`, `hostname`, `date`) or `${VAR}`s."""
+IgnoredFields = Annotated[
+    list[Annotated[str, AfterValidator(checked_field_path)]], AfterValidator(_once_each)
+]
+"""Request-body paths outside the conversation (`metadata.user_id`, `input[*].id`)."""
 
 
 class _Strict(BaseModel):
@@ -51,6 +71,10 @@ class AgentSpec(_Strict):
     """Destinations the agent may reach besides loopback (Linux containment, docs/egress.md):
     `host:port`, `ip:port`, `cidr:port`, `[v6]:port`, or a bare host, ip or cidr (any port);
     `${VAR}` resolves at run and is never stored resolved."""
+    cwd: str | None = Field(default=None, min_length=1)
+    """The directory a command agent runs in, relative to the spec's directory (`${VAR}`
+    resolves); default: the directory flowproof was started in. flowproof writes none of its
+    own files inside it unless it is also that directory (engine/workdir.py)."""
 
     @model_validator(mode="after")
     def _one_driver(self) -> AgentSpec:
@@ -70,6 +94,8 @@ class AgentSpec(_Strict):
             raise ValueError("'env' applies to a command flowproof starts, not to a 'url' service")
         if self.command and self.headers:
             raise ValueError("'headers' applies to a 'url' trigger, not to a command")
+        if self.url and self.cwd:
+            raise ValueError("'cwd' applies to a command flowproof starts, not to a 'url' service")
         return self
 
 
@@ -146,6 +172,13 @@ class FlowSpec(_Strict):
     """MCP servers flowproof stands in for: recorded once, replayed with no server."""
     strict: bool = False
     """When true, every tool call must be listed by an assert_tool_call step."""
+    normalize: Normalized = []
+    """Environment facts whose current value becomes a placeholder in every request body
+    before it is matched or stored, and comes back in every response served
+    (matching/normalize.py). Added to the suite's list."""
+    ignore_fields: IgnoredFields = []
+    """Request-body paths left out of matching and stored as recorded (matching/fields.py);
+    never a path into the conversation. Added to the suite's list."""
     control: str | None = Field(default=None, min_length=1)
     """The id of the control this flow evidences (e.g. `sec.no-transfer-in-readonly`); its
     verdict is recorded in the run record and summarised by `flowproof audit`."""

@@ -3,6 +3,8 @@
     env:                 # applied to every flow, after flowproof's injection, before agent.env
       TOOLS_DB: "${flowproof.proxy_url}"
     before_each: ./scripts/reset-service   # run before each flow; a failure fails that flow
+    normalize: [cwd, date]                 # added to each flow's own `normalize:`
+    ignore_fields: [metadata.user_id]      # added to each flow's own `ignore_fields:`
 
 The nearest `flowproof.yaml` walking up from a spec's directory wins, up to the directory
 flowproof was started in; settings files are not merged.
@@ -11,13 +13,14 @@ flowproof was started in; settings files are not merged.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from flowproof.spec.load import parse_model
-from flowproof.spec.model import _Strict
+from flowproof.spec.load import Location, validated
+from flowproof.spec.model import IgnoredFields, Normalized, _Strict
 
 SUITE_FILE = "flowproof.yaml"
 
@@ -61,12 +64,21 @@ class SuiteSpec(_Strict):
     """Shell command run before each flow (e.g. to reset a service); non-zero fails the flow."""
     trace_lint: TraceLintSpec = TraceLintSpec()
     """Extra patterns for `flowproof trace lint` (and record's scan), and reviewed exceptions."""
+    normalize: Normalized = []
+    """Environment facts normalised in every flow's request bodies (as a flow's `normalize:`)."""
+    ignore_fields: IgnoredFields = []
+    """Request-body paths every flow leaves out of matching (as a flow's `ignore_fields:`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Suite:
     path: Path
     settings: SuiteSpec
+    lines: Mapping[Location, int] = field(default_factory=dict, repr=False)
+    """The line of every key and list item (for errors found only at run time)."""
+
+    def line_of(self, *location: str | int) -> int | None:
+        return self.lines.get(location)
 
 
 def find_suite(spec_path: Path, top: Path) -> Suite | None:
@@ -83,4 +95,5 @@ def find_suite(spec_path: Path, top: Path) -> Suite | None:
 
 
 def load_suite(path: Path) -> Suite:
-    return Suite(path, parse_model(path, SuiteSpec))
+    settings, lines = validated(path, SuiteSpec)
+    return Suite(path, settings, lines)

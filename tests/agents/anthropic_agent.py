@@ -3,13 +3,17 @@
 It reads its task from FLOWPROOF_PROMPT; the SDK reads ANTHROPIC_BASE_URL and
 ANTHROPIC_API_KEY itself. AGENT_STREAM=1 uses the SDK's streaming helper instead of a plain
 create. AGENT_BUG switches on the regression the tests look for; AGENT_BETA sends an
-`anthropic-beta` header; AGENT_PATHS_FILE gets the path of every request the SDK made, so a
-test can see which URL the SDK built from the base URL it was given.
+`anthropic-beta` header; AGENT_BETA_API=1 calls the SDK's beta Messages API, as Claude Code
+does (the AGENT_BETA flags as `betas`, and `/v1/messages?beta=true`, which Claude Code's client
+adds and this SDK version leaves to the caller); AGENT_SESSION=1 sends a fresh
+per-run `metadata.user_id`, as Claude Code does; AGENT_PATHS_FILE gets the path of every
+request the SDK made, so a test can see which URL the SDK built from the base URL it was given.
 """
 
 import json
 import os
 import time
+import uuid
 
 import anthropic
 
@@ -73,6 +77,10 @@ def make_client():
     )
 
 
+SESSION = f"user_{uuid.uuid4().hex}_session_{uuid.uuid4()}"
+"""A fresh id every run, carrying no content (what Claude Code puts in metadata.user_id)."""
+
+
 def ask(client, model, messages):
     request = {
         "model": model,
@@ -81,6 +89,12 @@ def ask(client, model, messages):
         "messages": messages,
         "tools": TOOLS,
     }
+    if os.environ.get("AGENT_SESSION"):
+        request["metadata"] = {"user_id": SESSION}
+    if os.environ.get("AGENT_BETA_API"):
+        if os.environ.get("AGENT_BETA"):
+            request["betas"] = os.environ["AGENT_BETA"].split(",")
+        return client.beta.messages.create(**request, extra_query={"beta": "true"})
     if os.environ.get("AGENT_BETA"):
         request["extra_headers"] = {"anthropic-beta": os.environ["AGENT_BETA"]}
     if os.environ.get("AGENT_STREAM"):

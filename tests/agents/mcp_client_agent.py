@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import warnings
 from typing import Any, NoReturn
 
@@ -114,6 +115,7 @@ async def run_calls(session: Any, calls: list[dict[str, Any]], parallel: bool) -
     # without it the SDK lists the tools lazily after the first answer, and two answers that
     # arrive together (as replayed ones do) make it list them twice.
     await session.list_tools()
+
     async def one(index: int, call: dict[str, Any]) -> str:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             shown = {"call": index, "progress": value, "total": total, "message": message}
@@ -131,6 +133,7 @@ async def run_calls(session: Any, calls: list[dict[str, Any]], parallel: bool) -
 
 
 async def modern(target: StdioServerParameters | str, calls: list[dict[str, Any]], parallel: bool):
+    started = time.monotonic()
     async with Client(
         target,
         sampling_callback=sampling_callback,
@@ -139,6 +142,8 @@ async def modern(target: StdioServerParameters | str, calls: list[dict[str, Any]
         log_level="debug",  # 2026-07-28 servers send log messages only to requests that opt in
     ) as client:
         print(f"protocol {client.protocol_version}", file=sys.stderr)
+        # How long connecting took, server/discover included (a probe left unanswered costs 10 s)
+        print(f"connected in {time.monotonic() - started:.2f}s", file=sys.stderr, flush=True)
         return await run_calls(client, calls, parallel)
 
 

@@ -146,6 +146,9 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    query: str = ""
+    """The query string as it arrived (`beta=true`), '' when there was none."""
+    method: str = "POST"
 
 
 @dataclass
@@ -165,7 +168,11 @@ class ScriptedUpstream:
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
-        self.received.append(Received(request.path, dict(request.headers), body))
+        self.received.append(
+            Received(
+                request.path, dict(request.headers), body, request.query_string, request.method
+            )
+        )
         index = len(self.received) - 1
         if self.delay:
             await asyncio.sleep(self.delay)

@@ -109,10 +109,16 @@ class WatchingLauncher:
 
     @asynccontextmanager
     async def launch(
-        self, argv: Sequence[str], env: Mapping[str, str], stdout: int, stderr: int
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        *,
+        cwd: str | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         self.argv, self.env = list(argv), dict(env)
-        async with PLAIN.launch(argv, env, stdout, stderr) as process:
+        async with PLAIN.launch(argv, env, stdout, stderr, cwd=cwd) as process:
             yield process
             self.returncode_at_exit = process.returncode
             self.running_at_exit = [pid for pid in pids_in(self.pidfile) if not gone(pid)]

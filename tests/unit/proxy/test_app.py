@@ -132,3 +132,79 @@ def test_unknown_path_is_a_named_404() -> None:
     assert "no model API at /v1/embeddings; paths containing " in replies[0][2]
     assert "/chat/completions" in replies[0][2]
     assert traffic.requests == [("POST", "/v1/embeddings", "?")]
+
+
+async def upgrade(path: str) -> tuple[int, dict[str, str], str, Traffic]:
+    """A WebSocket handshake the way Codex CLI opens its Responses WebSocket transport."""
+    traffic = Traffic()
+    backend = ReplayBackend(TurnMatcher(()), {}, traffic)
+    runner, port = await serve(make_app(backend, traffic))
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.get(
+                f"http://127.0.0.1:{port}{path}",
+                headers={
+                    "Connection": "Upgrade",
+                    "Upgrade": "websocket",
+                    "Sec-WebSocket-Version": "13",
+                    "Sec-WebSocket-Key": "3MkRW7I1SaA/zKQE115eRQ==",
+                    "openai-beta": "responses_websockets=2026-02-06",
+                },
+            ) as reply:
+                return reply.status, dict(reply.headers), await reply.text(), traffic
+    finally:
+        await runner.cleanup()
+
+
+def test_a_websocket_upgrade_on_a_model_path_is_426_and_not_a_failure() -> None:
+    """426 is what Codex CLI takes as "use HTTP" at once (a 404 or 405 it retries seven
+    times); the attempt is counted for doctor but does not fail the flow."""
+    status, headers, body, traffic = asyncio.run(upgrade("/v1/responses"))
+    assert status == 426 and headers["x-should-retry"] == "false"
+    assert json.loads(body)["error"]["message"] == (
+        "flowproof: model calls are recorded and replayed over HTTP; use HTTP, not WebSocket"
+    )
+    assert traffic.requests == [("GET", "/v1/responses", "websocket")]
+    assert traffic.refused == [] and traffic.failures == [] and not traffic.fatal.is_set()
+
+
+def test_a_websocket_upgrade_elsewhere_is_the_named_404() -> None:
+    status, _, body, traffic = asyncio.run(upgrade("/v1/realtime"))
+    assert status == 404 and "no model API at /v1/realtime" in body
+    assert traffic.requests == [("GET", "/v1/realtime", "?")]
+
+
+def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
+    from multidict import CIMultiDict
+
+    from flowproof.dialects import dialect_named
+    from flowproof.proxy.forward import Upstream
+
+    incoming = CIMultiDict(
+        [
+            ("Anthropic-Beta", "tools-2024"),
+            ("anthropic-beta", "context-1m"),
+            ("anthropic-version", "2023-06-01"),
+            ("OpenAI-Beta", "responses=experimental"),
+            ("openai-organization", "org-1"),
+            ("openai-project", "proj-1"),
+            ("openai-api-key", "sk-agent"),
+            ("x-api-key", "flowproof-placeholder-key"),
+            ("Authorization", "Bearer flowproof-placeholder-key"),
+            ("x-stainless-os", "Linux"),
+            ("user-agent", "agent/1"),
+        ]
+    )
+    upstream = Upstream(override="http://127.0.0.1:9/v1", bases={}, key="sk-real")
+    chat = dialect_named("openai_chat")
+    assert chat is not None
+    assert upstream.headers_for(chat, incoming) == {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "anthropic-beta": "tools-2024, context-1m",
+        "anthropic-version": "2023-06-01",
+        "openai-beta": "responses=experimental",
+        "openai-organization": "org-1",
+        "openai-project": "proj-1",
+        "Authorization": "Bearer sk-real",
+    }

@@ -1,0 +1,90 @@
+"""`flowproof doctor` against two real coding-agent CLIs of the matrix (docs/agents.md), each in
+a network namespace with only loopback: it names the cwd and date Claude Code puts into its
+prompt and the per-run id it sends, and it resolves the `${flowproof.proxy_url}` handle
+Codex CLI needs in its own flags, showing the refused WebSocket attempt next to the HTTP call.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import flowproof
+from tests.e2e.test_agent_matrix import BIN, CLAUDE_QUIET, CODEX_QUIET
+
+pytestmark = pytest.mark.agent_matrix
+
+if os.geteuid() != 0 or shutil.which("unshare") is None:
+    pytest.skip("doctor's matrix checks need root and unshare", allow_module_level=True)
+
+LOOPBACK_ONLY = (
+    "unshare",
+    "-n",
+    "sh",
+    "-c",
+    'ip link set lo up 2>/dev/null || ifconfig lo up; exec "$@"',
+    "sh",
+)
+
+
+def doctor(cwd: Path, home: Path, *args: str) -> str:
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    result = flowproof(
+        "doctor",
+        *args,
+        "--timeout",
+        "90",
+        cwd=cwd,
+        env={"HOME": str(home), "TZ": "Etc/UTC", "PATH": path},
+        prefix=LOOPBACK_ONLY,
+        timeout=150,
+    )
+    assert result.code == 0, result.output
+    return result.output
+
+
+def test_doctor_names_the_cwd_date_and_session_id_claude_code_sends(tmp_path: Path) -> None:
+    if not (BIN / "claude").exists():
+        pytest.skip("Claude Code is not installed: run `make install`")
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    quiet = [f"--env={name}={value}" for name, value in CLAUDE_QUIET.items()]
+    output = doctor(project, home, f'--agent={BIN / "claude"} -p "$FLOWPROOF_PROMPT"', *quiet)
+    today = datetime.now(UTC).date().isoformat()
+    assert "× POST /v1/messages?beta=true  →  anthropic_messages" in output  # the real path
+    assert f"the working directory {project}: request 1 at " in output
+    assert "today's date: request 1 at " in output and repr(today) in output
+    assert "a per-run id at metadata.user_id: request 1 at metadata.user_id" in output
+    assert "  normalize: [cwd, date]\n  ignore_fields: [metadata.user_id]" in output
+
+
+def test_doctor_resolves_a_handle_in_agent_and_shows_the_websocket_attempt(
+    tmp_path: Path,
+) -> None:
+    if not (BIN / "codex").exists():
+        pytest.skip("Codex CLI is not installed: run `make install`")
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    command = (
+        f"{BIN / 'codex'} exec --skip-git-repo-check -m gpt-4.1 {CODEX_QUIET} "
+        '-c openai_base_url="${flowproof.proxy_url}" "$FLOWPROOF_PROMPT" </dev/null'
+    )
+    output = doctor(
+        project, home, "--agent", command, "--env", "CODEX_API_KEY=flowproof-placeholder-key"
+    )
+    assert (
+        "1 × GET /v1/responses  →  WebSocket upgrade, refused with 426 (flowproof serves model "
+        "calls over HTTP)"
+    ) in output
+    assert "1 × POST /v1/responses  →  openai_responses" in output
+    assert f"the working directory {project}: request 1 at input[" in output
+    assert "a per-run id at prompt_cache_key: request 1 at prompt_cache_key" in output
+    assert "→ ignore_fields: [client_metadata]" in output
+    assert "  normalize: [cwd, home, date]" in output

@@ -1,0 +1,133 @@
+"""What doctor reports as non-replayable, from request bodies alone (no agent, no sockets)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+from flowproof.engine.replayability import environment_facts, find_hazards, suggested_lines
+
+NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+CWD, HOME = "/home/casey/work/app", "/home/casey"
+SESSION = "2f1c6a0e-8b7d-4c1e-9f3a-5d6e7f8a9b0c"
+
+
+def hazards(*bodies: dict, now: datetime = NOW) -> list:
+    return list(find_hazards(bodies, environment_facts(CWD, HOME, now), now))
+
+
+def test_claude_code_style_prompt_names_cwd_home_date_and_the_session_id() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "system": [{"type": "text", "text": f"Config lives in {HOME}/.claude."}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"Working directory: {CWD}\nToday's date is 2026-12-01.",
+                    }
+                ],
+            }
+        ],
+        "metadata": {"user_id": f"user_abc_account__session_{SESSION}"},
+    }
+    found = hazards(body)
+    assert [(f.label, f.normalize, f.ignore_field) for f in found] == [
+        (f"the working directory {CWD}", "cwd", None),
+        (f"the home directory {HOME}", "home", None),
+        ("today's date", "date", None),
+        ("a per-run id at metadata.user_id", None, "metadata.user_id"),
+    ]
+    # the home directory is reported where it stands alone, not inside the cwd
+    assert [s.path for s in found[1].sightings] == ["system[0].text"]
+    assert suggested_lines(found) == [
+        "normalize: [cwd, home, date]",
+        "ignore_fields: [metadata.user_id]",
+    ]
+    assert found[3].render() == [
+        "  a per-run id at metadata.user_id: request 1 at metadata.user_id = "
+        f"'user_abc_account__session_{SESSION}'",
+        "      → ignore_fields: [metadata.user_id]",
+    ]
+
+
+def test_every_spelling_of_today_and_the_weekday_is_one_date_finding() -> None:
+    spellings = ["Tue Dec 01 2026", "December 1, 2026", "It is Tuesday.", "2026-12-01"]
+    body = {"messages": [{"role": "user", "content": text} for text in spellings]}
+    (date,) = hazards(body)
+    assert date.normalize == "date"
+    assert sorted(s.value for s in date.sightings) == sorted(
+        ["Tue Dec 01 2026", "December 1, 2026", "Tuesday", "2026-12-01"]
+    )
+
+
+def test_the_local_date_counts_when_it_is_not_the_utc_date() -> None:
+    late = datetime(2026, 12, 1, 23, 30, tzinfo=UTC).astimezone(timezone(timedelta(hours=3)))
+    (date,) = hazards({"input": "Today is 2026-12-02."}, now=late)
+    assert date.sightings[0].value == "2026-12-02"
+
+
+def test_codex_style_ids_item_ids_cache_key_and_client_metadata() -> None:
+    body = {
+        "model": "gpt-4.1",
+        "input": [
+            {"type": "message", "id": f"msg_{SESSION}", "role": "user", "content": "hi"},
+            {
+                "type": "message",
+                "id": f"msg_{SESSION[:-1]}d",
+                "internal_chat_message_metadata_passthrough": {"create_time": NOW.timestamp()},
+            },
+        ],
+        "prompt_cache_key": SESSION,
+        "client_metadata": {"thread_id": SESSION, "turn_id": SESSION, "window": "0"},
+    }
+    found = hazards(body)
+    assert [(f.label, f.ignore_field) for f in found] == [
+        ("a per-run id at input[*].id", "input[*].id"),
+        ("a per-run id at input[*].internal_chat_message_metadata_passthrough.create_time", None),
+        ("a per-run id at prompt_cache_key", "prompt_cache_key"),
+        ("per-run ids under client_metadata", "client_metadata"),
+    ]
+    assert found[1].why_not and "inside the conversation (input)" in found[1].why_not
+    assert suggested_lines(found) == [
+        'ignore_fields: ["input[*].id", prompt_cache_key, client_metadata]'
+    ]
+
+
+def test_stable_values_are_not_reported() -> None:
+    body = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "user", "content": "Book flight KQ311 for 2 people on Monday"}],
+        "max_tokens": 1024,
+        "temperature": 0,
+    }
+    assert hazards(body) == []
+
+
+def test_claude_code_project_slug_of_the_cwd_is_named_with_what_to_do() -> None:
+    memory = f"{HOME}/.claude/projects/-home-casey-work-app/memory/"
+    found = hazards({"system": [{"type": "text", "text": f"Your memory is at `{memory}`."}]})
+    assert [(f.label, f.normalize) for f in found] == [
+        ("the working directory as a slug -home-casey-work-app", None),
+        ("the home directory /home/casey", "home"),
+    ]
+    assert found[0].why_not and "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in found[0].why_not
+
+
+def test_a_time_zone_variable_the_agent_prints_is_declared_as_that_variable() -> None:
+    facts = environment_facts(CWD, HOME, NOW, "Etc/UTC", {"TZ": "Europe/Paris"})
+    body = {"input": [{"role": "user", "content": "<timezone>Europe/Paris</timezone>"}]}
+    found = list(find_hazards([body], facts, NOW))
+    assert [f.label for f in found] == ["$TZ (Europe/Paris)"]
+    assert suggested_lines(found) == ['normalize: ["${TZ}"]']
+
+
+def test_the_machine_time_zone_is_reported_as_undeclarable() -> None:
+    """Codex CLI prints the machine's zone, whatever TZ says: no normalize: fact covers it."""
+    facts = environment_facts(CWD, HOME, NOW, "Etc/UTC", {"TZ": "Etc/UTC"})
+    body = {"input": [{"role": "user", "content": "<timezone>Etc/UTC</timezone>"}]}
+    (zone,) = find_hazards([body], facts, NOW)
+    assert zone.label == "this machine's time zone Etc/UTC" and zone.normalize is None
+    assert zone.why_not and zone.why_not.startswith("no normalize: fact covers a time zone")
+    assert suggested_lines([zone]) == []
