@@ -148,3 +148,18 @@ def test_trapped_calls_fail_closed_when_the_supervisor_is_gone(tmp_path: Path) -
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.read_text() == "38"  # ENOSYS: no supervisor, no network call
+
+
+def test_a_contained_agent_runs_in_its_declared_cwd(tmp_path: Path) -> None:
+    """agent.cwd under containment: the trampoline changes directory just before exec, and a
+    relative path the agent truncates is reported against that directory."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("old")
+    write_spec(tmp_path, "echo new > notes.txt")
+    spec = tmp_path / "specs" / "fs.yaml"
+    spec.write_text(spec.read_text().replace("agent:\n", "agent:\n  cwd: ../workspace\n", 1))
+    result = record(tmp_path)
+    assert result.code == 0, result.output
+    assert (workspace / "notes.txt").read_text() == "new\n"
+    assert f"openat [O_WRONLY|O_CREAT|O_TRUNC] {workspace}/notes.txt at " in result.stderr
