@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flowproof.containment.engage import IN_PROCESS, uncontained_session
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.engine.drive import DriveResult
@@ -103,7 +104,7 @@ def in_process_flow(
             stderr_tail=handover.agent_error,
             seconds=time.monotonic() - began,
         )
-        return DriveResult(outcome)
+        return DriveResult(outcome, egress=uncontained_session(loaded, IN_PROCESS))
 
     def background() -> None:
         loop = asyncio.new_event_loop()

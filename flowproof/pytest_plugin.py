@@ -79,9 +79,7 @@ class FlowItem(pytest.Item):
 
         loaded = load_spec(self.path)
         strategy = strategy_for(_mode(self.config), loaded, os.environ)
-        outcome = asyncio.run(
-            run_flow(loaded, strategy, suite=find_suite(self.path, Path.cwd()))
-        )
+        outcome = asyncio.run(run_flow(loaded, strategy, suite=find_suite(self.path, Path.cwd())))
         if not outcome.passed:
             raise FlowFailed(outcome)
 

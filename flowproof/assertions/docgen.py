@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from flowproof.assertions.egress import EgressEvidence
 from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict
 from flowproof.assertions.kinds import Evidence, parse_step, step_kind, step_kinds
 from flowproof.assertions.matchers import Matcher, registry
@@ -182,6 +183,30 @@ def _render_examples() -> dict[str, str]:
                 secrets={"DB_PASSWORD": "pw"},
             )
         ),
+        "egress_blocked": _block(
+            _failures(
+                ["assert_no_egress: "],
+                [],
+                number=3,
+                line=12,
+                egress=EgressEvidence(
+                    True, "contained (linux seccomp)", ("connect 203.0.113.7:443",)
+                ),
+            )
+        ),
+        "egress_uncontained": _block(
+            _failures(
+                ["assert_no_egress: "],
+                [],
+                number=3,
+                line=12,
+                egress=EgressEvidence(
+                    False,
+                    "not contained (egress containment is Linux-only; this platform is not "
+                    "contained)",
+                ),
+            )
+        ),
     }
 
 
@@ -197,6 +222,7 @@ def _failures(
     reason: str = "",
     bodies: tuple[Body, ...] = (),
     secrets: Mapping[str, str] | None = None,
+    egress: EgressEvidence | None = None,
 ) -> list[Verdict]:
     """The failed verdicts of spec lines (`kind: text`, all judged by one evaluator) numbered
     from `number` at `line`; a strict flow says `strict: true` on line 7."""
@@ -210,6 +236,7 @@ def _failures(
         secrets=secrets or {},
         resolve=str,
         strict=SpecLine(file, 7) if strict else None,
+        egress=egress,
     )
     verdicts = step_kind(kind).evaluator(steps, evidence)
     return [verdict for verdict in verdicts if not verdict.passed]

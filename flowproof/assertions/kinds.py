@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from flowproof._registry import refuse_clash
+from flowproof.assertions.egress import EgressEvidence, check_no_egress, parse_no_egress
 from flowproof.assertions.evaluate import Resolver, SpecLine, StepRef, Verdict, evaluate
 from flowproof.assertions.grammar import parse_reply, parse_tool_call
 from flowproof.assertions.secrets import Body, check_secrets, parse_secret_step
@@ -55,6 +56,8 @@ class Evidence:
     """Substitutes `${VAR}` in a step's value text; raises ConfigError for an unset one."""
     strict: SpecLine | None
     """Where the spec sets `strict: true`; None when the flow is not strict."""
+    egress: EgressEvidence | None = None
+    """What containment enforced and refused; None when the flow engaged none."""
 
 
 Evaluator = Callable[[Sequence[tuple[StepRef, Any]], Evidence], list[Verdict]]
@@ -79,6 +82,8 @@ class StepKind:
     """Its section of docs/steps.md, in Markdown; `<<name>>` marks an example docgen renders."""
     evaluator: ClassVar[Evaluator]
     """The function that judges steps of this kind (shared by kinds that share state)."""
+    bare: ClassVar[bool] = False
+    """True for a step written as a bare key (`- assert_no_egress`), which takes no text."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -259,4 +264,40 @@ an unset or empty variable is a configuration error (exit 2), not a pass. See
 [controls.md](controls.md).
 
 <<secret>>
+"""
+
+
+def _judge_egress(steps: Sequence[tuple[StepRef, Any]], evidence: Evidence) -> list[Verdict]:
+    return [check_no_egress(ref, step, evidence.egress) for ref, step in steps]
+
+
+class AssertNoEgress(StepKind):
+    name = "assert_no_egress"
+    judges = "egress"
+    control_lane = "egress"
+    evaluator = _judge_egress
+    bare = True
+
+    @classmethod
+    def parse(cls, text: str) -> CompiledStep:
+        return parse_no_egress(text)
+
+    docs = """\
+## assert_no_egress
+
+    - assert_no_egress
+
+A bare step that CERTIFIES the run: it passes only when the agent ran under egress containment
+(Linux, a `command:` agent) and attempted no destination that `agent.allow_egress` does not
+declare. Loopback is exempt wholesale. A refused attempt is named:
+
+<<egress_blocked>>
+
+Where nothing contained the agent (a `url:` service, macOS, Windows, a kernel without the
+features) the step fails rather than pass vacuously, whatever the agent did:
+
+<<egress_uncontained>>
+
+`allow_egress` without this step restricts what the agent reaches on Linux, but certifies
+nothing. See [egress.md](egress.md).
 """

@@ -11,6 +11,7 @@ import sys
 import click
 
 from flowproof.cli.output import out
+from flowproof.containment.probe import containment_report
 from flowproof.engine.doctor import DEFAULT_PROMPT, DEFAULT_TIMEOUT, run_doctor
 from flowproof.spec.model import MCP_NAME
 
@@ -31,6 +32,7 @@ def run_doctor_command(
         )
     )
     out(report.render())
+    out(containment_report())
     # Exit 1 on zero model requests, or on a named MCP server never reached, so a setup script
     # can stop on it; anything else is 0 (what arrived, not whether the wiring is complete).
     sys.exit(0 if report.arrived and not report.mcp_missed else 1)

@@ -24,6 +24,7 @@ from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import REDACT, indent, out
 from flowproof.cli.publish import publish
+from flowproof.containment.engage import NOT_ENGAGED
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
@@ -188,9 +189,7 @@ async def _run_all(
     async def one(index: int, path: Path) -> None:
         try:
             async with slots:
-                done[index] = await _run_one(
-                    path, mode, show_diff, run, fixed_port, keep_matching
-                )
+                done[index] = await _run_one(path, mode, show_diff, run, fixed_port, keep_matching)
         except _CutShort as cut:
             done[index] = cut.done  # the flows a signal stops are reported, and then no more
         report_ready()
@@ -302,8 +301,14 @@ def _outcome_lines(flow: FlowOutcome) -> list[str]:
     else:
         counts = f"{flow.served} of {flow.recorded} turns served{tool_calls}"
     lines = [f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}"]
+    if flow.egress is not None:
+        lines.append(indent(f"containment: {flow.egress.tier}"))
+    elif flow.agent is not None:
+        lines.append(indent(f"containment: {NOT_ENGAGED}"))
     lines += [indent(reason) for reason in flow.reasons]
     lines += [indent(f"warning: {warning}") for warning in flow.warnings]
+    if flow.egress is not None and flow.egress.fs_report:
+        lines.append(indent(flow.egress.fs_report))
     return lines
 
 

@@ -79,6 +79,3 @@ def _spec_of(trace: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-

@@ -15,9 +15,12 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from flowproof.containment import adopt_orphans
+
+if TYPE_CHECKING:
+    from flowproof.containment.session import Supervision
 
 
 class Launcher(Protocol):
@@ -74,3 +77,29 @@ class PlainLauncher:
 
 
 PLAIN = PlainLauncher()
+
+
+@dataclass(frozen=True, slots=True)
+class SeccompLauncher:
+    """Egress containment (Linux): the agent runs under the seccomp filter, and the supervisor
+    decides its network calls for as long as it lives (containment/session.py)."""
+
+    supervision: Supervision
+
+    @asynccontextmanager
+    async def launch(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdout: int,
+        stderr: int,
+        *,
+        cwd: str | None = None,
+    ) -> AsyncIterator[asyncio.subprocess.Process]:
+        from flowproof.containment.session import contained_process
+
+        adopt_orphans()
+        async with contained_process(
+            argv, env, stdout, stderr, self.supervision, cwd=cwd
+        ) as process:
+            yield process

@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from flowproof.containment.engage import EgressSession, egress_session
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import agent_environment, proxy_handles
+from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.url import TriggerOutcome, trigger_url
 from flowproof.engine.workdir import agent_cwd
 from flowproof.mcp.boundary import McpBoundary
@@ -23,6 +25,8 @@ class DriveResult:
     outcome: Driven | None
     """None when the agent was never started (before_each failed)."""
     before_each_failure: str = ""
+    egress: EgressSession | None = None
+    """The flow's containment; None when it engages none."""
 
 
 async def drive(
@@ -35,6 +39,7 @@ async def drive(
 ) -> DriveResult:
     """`tool_boundary` adds the MCP stand-ins' handles and variables to what is injected."""
     agent = loaded.spec.agent
+    egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
     handles = proxy_handles(port)
     injected = {}
     if tool_boundary is not None:
@@ -50,14 +55,29 @@ async def drive(
     if agent.url is not None:
         url = resolve(agent.url, environ, handles)
         headers = {name: resolve(value, environ) for name, value in agent.headers.items()}
-        return DriveResult(await trigger_url(url, prompt, headers, agent.timeout, stop))
+        triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
+        return DriveResult(triggered, egress=egress)
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
+    launcher = await _launcher(egress)
     cwd = agent_cwd(loaded, environ)
     outcome = await run_command(
-        command, env, agent.timeout, stop, cwd=None if cwd is None else str(cwd)
+        command, env, agent.timeout, stop, launcher, cwd=None if cwd is None else str(cwd)
     )
-    return DriveResult(outcome)
+    return DriveResult(outcome, egress=egress)
+
+
+async def _launcher(egress: EgressSession | None) -> Launcher:
+    if egress is None or not egress.contained or egress.policy is None:
+        return PLAIN
+    from flowproof.containment.pins import PinnedPolicy
+    from flowproof.containment.session import Supervision
+    from flowproof.drivers.launch import SeccompLauncher
+
+    # Declared host names are resolved now, before the agent starts, and pinned.
+    pinned = await asyncio.to_thread(PinnedPolicy, egress.policy)
+    egress.unresolved = pinned.unresolved()
+    return SeccompLauncher(Supervision(pinned, egress.findings))
 
 
 async def _before_each(

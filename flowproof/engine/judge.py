@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flowproof.assertions.egress import EgressEvidence
 from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict
 from flowproof.assertions.kinds import Evaluator, Evidence, step_kind, step_kinds
 from flowproof.assertions.secrets import Body, SecretLeakAssertion
@@ -37,6 +38,7 @@ def judge(
     bodies: Sequence[Body],
     environ: Mapping[str, str],
     secret_values: Mapping[str, str],
+    egress: EgressEvidence | None = None,
 ) -> tuple[Verdict, ...]:
     """Every verdict of the flow, in spec order, with the flow-level strict verdict last.
 
@@ -52,6 +54,7 @@ def judge(
         secrets=secret_values,
         resolve=lambda text: resolve(text, environ),
         strict=strict,
+        egress=egress,
     )
     groups: dict[Evaluator, list[tuple[StepRef, Any]]] = {
         kind.evaluator: [] for kind in step_kinds()

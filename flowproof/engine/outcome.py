@@ -9,6 +9,7 @@ from pathlib import Path
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
+from flowproof.containment.findings import EgressSummary
 from flowproof.drivers.base import DriverOutcome
 from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
@@ -67,6 +68,8 @@ class FlowOutcome:
     """`record --keep-matching`: the model turns (0-based) served from the previous trace."""
     secrets: Secrets = field(default_factory=Secrets)
     """Declared secret values, so every report can redact them."""
+    egress: EgressSummary | None = None
+    """What egress containment enforced and saw; None when the flow engaged none."""
     normalized: tuple[str, ...] = ()
     """The `normalize:` entries the flow ran with (suite's, then its own)."""
     ignored_fields: tuple[str, ...] = ()

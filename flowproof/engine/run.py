@@ -93,7 +93,8 @@ async def run_flow(
         # After a boundary failure the trajectory is cut short; judging it would only report
         # the same failure again as a cascade of missing calls.
         bodies = lanes.all_bodies(served)
-        verdicts = judge(loaded, trajectory, bodies, environ, secret_values)
+        egress = driven.egress.evidence() if driven.egress else None
+        verdicts = judge(loaded, trajectory, bodies, environ, secret_values, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
         lint_rules = rules_for(suite.settings if suite else None, secret_values)
@@ -113,10 +114,12 @@ async def run_flow(
         agent=driven.outcome,
         trace_written=written,
         previous_trace=strategy.previous if written else None,
-        warnings=tuple(boundary_warnings.uncovered_tools(loaded)),
+        warnings=tuple(boundary_warnings.uncovered_tools(loaded))
+        + tuple(driven.egress.warnings() if driven.egress else ()),
         secrets=Secrets(secret_values),
         lanes=served,
         kept_turns=tuple(sorted(traffic.kept)),
+        egress=driven.egress.summary() if driven.egress else None,
         normalized=rules.normalized,
         ignored_fields=rules.ignored_fields,
     )

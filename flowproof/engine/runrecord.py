@@ -62,11 +62,12 @@ def flow_record(
             id=loaded.spec.control,
             verdict=verdict,
             lanes=_control_lanes(loaded),
-            containment=CONTAINMENT_NOT_ENGAGED,
+            containment=flow.egress.tier if flow.egress else CONTAINMENT_NOT_ENGAGED,
             evidence=ControlEvidence(
                 spec=str(flow.spec_path),
                 turns=turns,
                 failed_steps=[s.expected for s in steps if s.passed is False],
+                blocked=list(flow.egress.blocked) if flow.egress and flow.egress.contained else [],
             ),
         )
     trajectory = flow.trajectory
@@ -96,6 +97,7 @@ def flow_record(
         trace=str(flow.trace_written) if flow.trace_written else None,
         duration=None if duration is None else round(duration, 3),
         control=control,
+        containment=flow.egress.tier if flow.egress else None,
     )
 
 

@@ -28,9 +28,7 @@ def merge_records(records: Sequence[RunRecord]) -> RunRecord:
         )
     first = records[0]
     flows = sorted((f for r in records for f in r.flows), key=lambda f: PurePath(f.spec))
-    errors = sorted(
-        (e for r in records for e in r.errors), key=lambda e: PurePath(e.spec or "")
-    )
+    errors = sorted((e for r in records for e in r.errors), key=lambda e: PurePath(e.spec or ""))
     return first.model_copy(
         update={
             "run_id": "+".join(record.run_id for record in records),

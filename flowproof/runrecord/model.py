@@ -206,6 +206,9 @@ class ControlEvidence(_Model):
     turns: TurnCounts
     failed_steps: list[str]
     """The assertions of the failed steps, as the spec lines read."""
+    blocked: list[str] = []
+    """The undeclared destinations egress containment refused (`connect 203.0.113.7:443`);
+    listed only when THIS run was contained, empty otherwise."""
 
 
 class ControlRecord(_Model):
@@ -251,6 +254,9 @@ class FlowRecord(_Model):
     duration: float | None = None
     """Seconds the flow took."""
     control: ControlRecord | None = None
+    containment: str | None = None
+    """The egress containment tier of this flow's agent run (`contained (linux seccomp)`,
+    `not contained (<reason>)`); None when the flow engages no egress containment."""
     interrupted: Literal["SIGINT", "SIGTERM", "SIGHUP"] | None = None
     """The signal that stopped flowproof while this flow ran (its agent's tree was stopped,
     no trace was written, and the run's exit code is 128 + the signal's number); None when

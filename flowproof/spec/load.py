@@ -293,6 +293,12 @@ def _step_names() -> list[str]:
 
 def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, str]:
     names = _step_names()
+    if isinstance(step, str) and step in names and step_kind(step).bare:
+        return step, ""  # `- assert_no_egress`: a bare step kind takes no text
+    if isinstance(step, dict) and len(step) == 1:
+        ((key, value),) = step.items()
+        if value is None and key in names and key != PROMPT and step_kind(key).bare:
+            return key, ""
     if not isinstance(step, dict) or len(step) != 1:
         raise SpecError(
             path,

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from flowproof.containment.policy import FORMS, EntryError, check_entry
 from flowproof.matching.fields import checked_field_path
 from flowproof.matching.normalize import checked_entry
 
@@ -40,6 +41,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _egress_entry(text: str) -> str:
+    try:
+        check_entry(text)
+    except EntryError as exc:
+        raise ValueError(f"{exc}; an entry is {FORMS}") from None
+    return text
+
+
+EgressEntry = Annotated[str, AfterValidator(_egress_entry)]
+
+
 class AgentSpec(_Strict):
     """How to drive the agent under test: a command flowproof starts, or a running service."""
 
@@ -55,6 +67,10 @@ class AgentSpec(_Strict):
     """Extra environment for a command agent, applied after everything flowproof injects."""
     timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     """Seconds the agent may run before it is stopped (with its whole process tree)."""
+    allow_egress: list[EgressEntry] = []
+    """Destinations the agent may reach besides loopback (Linux containment, docs/egress.md):
+    `host:port`, `ip:port`, `cidr:port`, `[v6]:port`, or a bare host, ip or cidr (any port);
+    `${VAR}` resolves at run and is never stored resolved."""
     cwd: str | None = Field(default=None, min_length=1)
     """The directory a command agent runs in, relative to the spec's directory (`${VAR}`
     resolves); default: the directory flowproof was started in. flowproof writes none of its

@@ -26,6 +26,7 @@ def test_the_kinds_in_definition_order_with_their_lanes() -> None:
         ("assert_no_tool_call", MODEL_LANE, "no_tool_call"),
         ("assert", MODEL_LANE, "reply"),
         ("assert_no_secret_leak", MODEL_LANE, "secret_leak"),
+        ("assert_no_egress", "egress", "egress"),
     ]
 
 
@@ -56,7 +57,7 @@ def test_an_unknown_kind_lists_them_all() -> None:
         step_kind("assert_tool")
     assert str(raised.value) == (
         "unknown assertion step 'assert_tool'; expected one of: assert_tool_call, "
-        "assert_no_tool_call, assert, assert_no_secret_leak"
+        "assert_no_tool_call, assert, assert_no_secret_leak, assert_no_egress"
     )
 
 

@@ -1,0 +1,169 @@
+"""Filesystem observation: destructive filesystem calls, reported and never stopped.
+
+Every trap here answers CONTINUE, so the call runs as the agent made it; this is a report, not
+a control, and it never fails a flow. Because the kernel reads the agent's memory again after
+CONTINUE, a sibling thread could change a path between our read and the call: the event (the
+trap fires on the call's NUMBER) is certain, the path is best-effort. A path that cannot be read
+is shown as `<unresolved>`, never dropped. Ordinary opens never get here: the filter tests
+O_TRUNC in the kernel.
+
+This is the hot path of a contained run (an `rm -rf` is one notification per file), so the
+receiver does only what must happen before the answer: read the path, resolve a relative one
+against the directory it is relative to (which the agent may close right after), answer, and
+keep the raw facts. Decoding and wording wait for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+
+from flowproof.containment import _linux
+from flowproof.containment.bpf import NAMES, NR
+from flowproof.containment.findings import Findings, FsEvent
+
+AT_FDCWD = -100
+AT_REMOVEDIR = 0x200
+UNRESOLVED = "<unresolved>"
+_ACCESS = {os.O_RDONLY: "O_RDONLY", os.O_WRONLY: "O_WRONLY", os.O_RDWR: "O_RDWR"}
+_OPEN_FLAGS = (
+    (os.O_CREAT, "O_CREAT"),
+    (os.O_EXCL, "O_EXCL"),
+    (os.O_TRUNC, "O_TRUNC"),
+    (os.O_APPEND, "O_APPEND"),
+)
+_RENAME_FLAGS = ((1, "RENAME_NOREPLACE"), (2, "RENAME_EXCHANGE"), (4, "RENAME_WHITEOUT"))
+_OPENS = ("open", "openat", "openat2", "creat", "truncate")
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    paths: tuple[tuple[int, int | None], ...]
+    """(argument holding a path, argument holding its dirfd or None for the cwd), per path."""
+    flags: int | None = None
+    """The argument holding the flags worth showing."""
+    fd: int | None = None
+    """The argument holding an fd (ftruncate): its path is read from /proc."""
+
+
+_SHAPES = {
+    NR["unlink"]: _Shape(((0, None),)),
+    NR["rmdir"]: _Shape(((0, None),)),
+    NR["truncate"]: _Shape(((0, None),)),
+    NR["creat"]: _Shape(((0, None),)),
+    NR["open"]: _Shape(((0, None),), flags=1),
+    NR["unlinkat"]: _Shape(((1, 0),), flags=2),
+    NR["openat"]: _Shape(((1, 0),), flags=2),
+    NR["openat2"]: _Shape(((1, 0),)),
+    NR["rename"]: _Shape(((0, None), (1, None))),
+    NR["renameat"]: _Shape(((1, 0), (3, 2))),
+    NR["renameat2"]: _Shape(((1, 0), (3, 2)), flags=4),
+    NR["ftruncate"]: _Shape((), fd=0),
+}
+FS_NUMBERS = frozenset(_SHAPES)
+_OPENAT2 = NR["openat2"]
+
+RawPath = tuple[bytes | None, str | None]
+"""(the path as read, or None when unreadable; the directory a relative one is relative to)."""
+
+
+RawFsEvent = tuple[int, int, tuple[RawPath, ...], float]
+"""(syscall number, its flags, its paths, when): a plain tuple, made once per notification."""
+
+
+def _low_int(value: int) -> int:
+    low = value & 0xFFFFFFFF
+    return low - (1 << 32) if low & 0x80000000 else low
+
+
+class FsObserver:
+    """The receiver thread's filesystem handler (its buffers are that thread's alone)."""
+
+    def __init__(self, listener: int, findings: Findings) -> None:
+        self._reader = _linux.StringReader()
+        self._responder = _linux.Responder(listener)
+        self._findings = findings
+
+    def handle(self, notif: _linux.SeccompNotif) -> None:
+        data = notif.data
+        nr = data.nr
+        shape = _SHAPES[nr]
+        args = data.args
+        tid = notif.pid
+        flags = _low_int(args[shape.flags]) if shape.flags is not None else 0
+        if nr == _OPENAT2:  # its flags are in memory: struct open_how
+            how = _linux.read_memory(tid, args[2], 8)
+            if len(how) < 8:
+                self._findings.fault("openat2 whose open_how could not be read")
+                self._responder.proceed(notif.id)
+                return
+            flags = int.from_bytes(how, "little")
+            if not flags & os.O_TRUNC:
+                self._responder.proceed(notif.id)
+                return
+        paths: list[RawPath] = []
+        if shape.fd is not None:
+            paths.append((None, _readlink(f"/proc/{tid}/fd/{args[0] & 0xFFFFFFFF}")))
+        for at, dirfd_at in shape.paths:
+            raw = self._reader.read(tid, args[at])
+            base = None
+            if raw is not None and raw[:1] != b"/":
+                # Resolved now, before the answer: the agent may close that directory next.
+                dirfd = AT_FDCWD if dirfd_at is None else _low_int(args[dirfd_at])
+                where = f"/proc/{tid}/cwd" if dirfd == AT_FDCWD else f"/proc/{tid}/fd/{dirfd}"
+                base = _readlink(where) or UNRESOLVED
+            paths.append((raw, base))
+        # No ID_VALID: an answer to a task that has gone fails, which says the same, and then
+        # the facts (read from whatever now has that pid) are dropped.
+        if self._responder.proceed(notif.id):
+            self._findings.fs_raw.append((nr, flags, tuple(paths), time.monotonic()))
+
+
+def _readlink(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def open_flags(flags: int) -> str:
+    names = [_ACCESS.get(flags & os.O_ACCMODE, "O_ACCMODE")]
+    names += [name for bit, name in _OPEN_FLAGS if flags & bit]
+    return f"[{'|'.join(names)}]"
+
+
+def describe(event: RawFsEvent, started: float) -> FsEvent | None:
+    """The event as the report words it; None for one that destroyed nothing (a truncating
+    open of a device or a fifo, `> /dev/null`)."""
+    nr, raw_flags, raw_paths, at = event
+    name = NAMES[nr]
+    paths = tuple(_text(raw, base) for raw, base in raw_paths)
+    if name in _OPENS and _harmless(paths[0]):
+        return None
+    flags = ""
+    if name in ("open", "openat", "openat2"):
+        flags = open_flags(raw_flags)
+    elif name == "unlinkat" and raw_flags & AT_REMOVEDIR:
+        flags = "[AT_REMOVEDIR]"
+    elif name == "renameat2":
+        names = [text for bit, text in _RENAME_FLAGS if raw_flags & bit]
+        flags = f"[{'|'.join(names)}]" if names else ""
+    return FsEvent(name, flags, paths, at - started)
+
+
+def _text(raw: bytes | None, base: str | None) -> str:
+    if raw is None:
+        return base or UNRESOLVED
+    path = os.fsdecode(raw)
+    if base is None:
+        return path
+    return os.path.normpath(os.path.join(base, path))
+
+
+def _harmless(path: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
