@@ -105,3 +105,18 @@ async def drive(
     elapsed = time.perf_counter() - started
     total = sum(done)
     return {"requests": total, "seconds": elapsed, "per_second": total / elapsed}
+
+
+async def send_all(port: int, sequence: Sequence[bytes]) -> float:
+    """Send `sequence` once, in order, on one keep-alive connection; seconds taken."""
+    started = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 26)
+    try:
+        for raw in sequence:
+            writer.write(raw)
+            status = await read_response(reader)
+            if status != 200:
+                raise RuntimeError(f"status {status} from port {port}")
+    finally:
+        writer.close()
+    return time.perf_counter() - started
