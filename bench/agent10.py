@@ -55,7 +55,10 @@ def run(client, prompt, *, stream=False):
                     {
                         "id": call.id,
                         "type": "function",
-                        "function": {"name": call.function.name, "arguments": call.function.arguments},
+                        "function": {
+                            "name": call.function.name,
+                            "arguments": call.function.arguments,
+                        },
                     }
                     for call in message.tool_calls
                 ],
@@ -63,7 +66,9 @@ def run(client, prompt, *, stream=False):
         )
         for call in message.tool_calls:
             result = lookup(**json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
+            )
 
 
 def main():

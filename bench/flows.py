@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.lib.fixtures import PROMPT, AGENT, suite
+from bench.lib.fixtures import AGENT, PROMPT, suite
 from bench.lib.measure import PYTHON, ROOT, bench_env, median, run_once, summary
 from bench.lib.stub import CannedStub
 
@@ -84,13 +84,28 @@ def vcr_session(cassette: Path, env: dict[str, str], flows: int, work: Path) -> 
     times = work / "vcr-times.txt"
     times.unlink(missing_ok=True)
     session_env = {
-        **env, "BENCH_VCR_CASSETTE": str(cassette), "BENCH_VCR_FLOWS": str(flows),
+        **env,
+        "BENCH_VCR_CASSETTE": str(cassette),
+        "BENCH_VCR_FLOWS": str(flows),
         "BENCH_VCR_TIMES": str(times),
     }
     done = subprocess.run(
-        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(VCR_SESSION / "pytest.ini"),
-         str(VCR_SESSION / "test_vcr_flows.py")],
-        env=session_env, cwd=VCR_SESSION, capture_output=True, text=True, timeout=600,
+        [
+            PYTHON,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(VCR_SESSION / "pytest.ini"),
+            str(VCR_SESSION / "test_vcr_flows.py"),
+        ],
+        env=session_env,
+        cwd=VCR_SESSION,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if done.returncode != 0:
         raise SystemExit(f"the vcrpy session failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")

@@ -39,9 +39,18 @@ def turns(count: int, prompt_kb: int) -> list[Turn]:
             "object": "chat.completion",
             "created": 1795976105,
             "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": f"Leg {i} is NBO-{i}.",
-                                     "refusal": None}}],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {
+                        "role": "assistant",
+                        "content": f"Leg {i} is NBO-{i}.",
+                        "refusal": None,
+                    },
+                }
+            ],
             "usage": {"prompt_tokens": 12000, "completion_tokens": 8, "total_tokens": 12008},
         }
         out.append(Turn("openai_chat", request, response))
@@ -55,20 +64,31 @@ def matching_scale(prompt_kb: int, lengths: tuple[int, ...] = (10, 100, 1000)) -
     for length in lengths:
         recorded = turns(length, prompt_kb)
         requests = [t.request for t in recorded]
-        started = time.perf_counter()
-        matcher = TurnMatcher(recorded)
-        index_s = time.perf_counter() - started
-        started = time.perf_counter()
-        for request in requests:
-            assert matcher.claim("openai_chat", request) is not None
-        in_order = (time.perf_counter() - started) / length
-        matcher = TurnMatcher(recorded)
-        started = time.perf_counter()
-        for request in reversed(requests):
-            assert matcher.claim("openai_chat", request) is not None
-        reverse = (time.perf_counter() - started) / length
-        rows.append({"turns": length, "index_ms": index_s * 1000,
-                     "claim_in_order_us": in_order * 1e6, "claim_reverse_us": reverse * 1e6})
+        index_s, in_order, reverse = float("inf"), float("inf"), float("inf")
+        repeats, spent = 0, 0.0
+        while repeats < 3 or (spent < 0.5 and repeats < 50):  # the best of several passes
+            started = time.perf_counter()
+            matcher = TurnMatcher(recorded)
+            index_s = min(index_s, time.perf_counter() - started)
+            started = time.perf_counter()
+            for request in requests:
+                assert matcher.claim("openai_chat", request) is not None
+            in_order = min(in_order, (time.perf_counter() - started) / length)
+            matcher = TurnMatcher(recorded)
+            started = time.perf_counter()
+            for request in reversed(requests):
+                assert matcher.claim("openai_chat", request) is not None
+            reverse = min(reverse, (time.perf_counter() - started) / length)
+            repeats += 1
+            spent += in_order * length + reverse * length
+        rows.append(
+            {
+                "turns": length,
+                "index_ms": index_s * 1000,
+                "claim_in_order_us": in_order * 1e6,
+                "claim_reverse_us": reverse * 1e6,
+            }
+        )
     first = rows[0]
     for row in rows:
         row["in_order_vs_shortest"] = row["claim_in_order_us"] / first["claim_in_order_us"]
@@ -76,7 +96,13 @@ def matching_scale(prompt_kb: int, lengths: tuple[int, ...] = (10, 100, 1000)) -
     return rows
 
 
-def large_trace(count: int, prompt_kb: int, rounds: int, small_trace: Path) -> dict[str, Any]:
+def large_trace(
+    count: int,
+    prompt_kb: int,
+    rounds: int,
+    small_trace: Path | None,
+    lengths: tuple[int, ...] = (10, 100, 1000),
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="flowproof-bench-large-"))
     recorded = turns(count, prompt_kb)
     path = work / "large.trace.json"
@@ -94,23 +120,33 @@ def large_trace(count: int, prompt_kb: int, rounds: int, small_trace: Path) -> d
             serve_s = asyncio.run(send_all(server.port, sequence))
             stopped = server.stop()
             assert stopped["served"] == count, stopped
-            runs[name].append({
-                "process_ready_ms": ready * 1000,  # interpreter + imports + load + index
-                "load_ms": server.started["load_ms"],
-                "index_ms": server.started["index_ms"],
-                "serve_ms": serve_s * 1000,
-                "load_index_serve_ms": server.started["load_ms"] + server.started["index_ms"]
-                + serve_s * 1000,
-                "peak_rss_mb": stopped["peak_rss_mb"],
-            })
-    idle = Server("flowproof", small_trace)
-    idle_rss = idle.stop()["peak_rss_mb"]
+            runs[name].append(
+                {
+                    "process_ready_ms": ready * 1000,  # interpreter + imports + load + index
+                    "load_ms": server.started["load_ms"],
+                    "index_ms": server.started["index_ms"],
+                    "serve_ms": serve_s * 1000,
+                    "load_index_serve_ms": server.started["load_ms"]
+                    + server.started["index_ms"]
+                    + serve_s * 1000,
+                    "peak_rss_mb": stopped["peak_rss_mb"],
+                }
+            )
+    idle_rss = None
+    if small_trace is not None:  # the proxy idle over the ten-turn trace: its floor
+        idle_rss = Server("flowproof", small_trace).stop()["peak_rss_mb"]
 
     def best(name: str, key: str) -> float:
         return sorted(r[key] for r in runs[name])[len(runs[name]) // 2]
 
-    keys = ("process_ready_ms", "load_ms", "index_ms", "serve_ms", "load_index_serve_ms",
-            "peak_rss_mb")
+    keys = (
+        "process_ready_ms",
+        "load_ms",
+        "index_ms",
+        "serve_ms",
+        "load_index_serve_ms",
+        "peak_rss_mb",
+    )
     summary = {name: {k: best(name, k) for k in keys} for name in runs}
     return {
         "turns": count,
@@ -124,5 +160,5 @@ def large_trace(count: int, prompt_kb: int, rounds: int, small_trace: Path) -> d
         / summary["raw"]["load_index_serve_ms"],
         "idle_proxy_peak_rss_mb": idle_rss,
         "runs": runs,
-        "matching": matching_scale(prompt_kb),
+        "matching": matching_scale(prompt_kb, lengths),
     }

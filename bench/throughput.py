@@ -29,7 +29,9 @@ def requests(trace: Path, cid: int, stream: bool) -> list[bytes]:
     return out
 
 
-def throughput(trace: Path, rounds: int, seconds: float, clients: tuple[int, ...]) -> dict[str, Any]:
+def throughput(
+    trace: Path, rounds: int, seconds: float, clients: tuple[int, ...]
+) -> dict[str, Any]:
     servers = {"flowproof": Server("flowproof", trace, "--per-client"), "raw": Server("raw", trace)}
     cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
     rates: dict[tuple[str, int, bool], list[float]] = {}
@@ -40,7 +42,12 @@ def throughput(trace: Path, rounds: int, seconds: float, clients: tuple[int, ...
                     order = ("flowproof", "raw") if round_ % 2 == 0 else ("raw", "flowproof")
                     for name in order:
                         result = asyncio.run(
-                            drive(servers[name].port, lambda c: cache[(c, stream)], count, seconds)
+                            drive(
+                                servers[name].port,
+                                lambda c, s=stream: cache[(c, s)],
+                                count,
+                                seconds,
+                            )
                         )
                         rates.setdefault((name, count, stream), []).append(result["per_second"])
     finally:
@@ -51,13 +58,15 @@ def throughput(trace: Path, rounds: int, seconds: float, clients: tuple[int, ...
         for count in clients:
             ours = median(rates[("flowproof", count, stream)])
             raw = median(rates[("raw", count, stream)])
-            cells.append({
-                "clients": count,
-                "stream": stream,
-                "flowproof_per_s": ours,
-                "raw_per_s": raw,
-                "ratio": ours / raw,
-                "flowproof_samples": [round(r) for r in rates[("flowproof", count, stream)]],
-                "raw_samples": [round(r) for r in rates[("raw", count, stream)]],
-            })
+            cells.append(
+                {
+                    "clients": count,
+                    "stream": stream,
+                    "flowproof_per_s": ours,
+                    "raw_per_s": raw,
+                    "ratio": ours / raw,
+                    "flowproof_samples": [round(r) for r in rates[("flowproof", count, stream)]],
+                    "raw_samples": [round(r) for r in rates[("raw", count, stream)]],
+                }
+            )
     return {"rounds": rounds, "seconds_per_cell": seconds, "cells": cells}

@@ -47,7 +47,11 @@ def record(directory: Path) -> Path:
         )
         done = subprocess.run(
             [PYTHON, "-m", "flowproof", "record", "specs"],
-            cwd=directory, env=env, capture_output=True, text=True, timeout=120,
+            cwd=directory,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     finally:
         upstream.stop()

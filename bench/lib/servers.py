@@ -16,7 +16,10 @@ class Server:
     def __init__(self, kind: str, trace: Path, *options: str) -> None:
         self.process = subprocess.Popen(
             [PYTHON, str(SERVER), kind, str(trace), *options],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=bench_env(), text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=bench_env(),
+            text=True,
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()

@@ -20,12 +20,16 @@ Choose = Callable[[bytes, bytes], bytes]
 
 
 def http_json(body: bytes) -> bytes:
-    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
     return head.encode() + body
 
 
 def http_chunked(frames: Sequence[bytes]) -> bytes:
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
     chunks = b"".join(b"%x\r\n%s\r\n" % (len(frame), frame) for frame in frames)
     return head + chunks + b"0\r\n\r\n"
 
