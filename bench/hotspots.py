@@ -168,6 +168,8 @@ def flow_top(profile: Path) -> list[dict[str, Any]]:
     stats = pstats.Stats(str(profile), stream=io.StringIO())
     rows = []
     for (filename, line, name), (_cc, nc, tt, ct, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if name == "<module>":
+            continue  # imports: -X importtime tells them apart better (imports_by_package)
         if "flowproof/" in filename and "site-packages" not in filename:
             where = filename.split("flowproof/", 1)[1]
             rows.append(
