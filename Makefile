@@ -77,7 +77,8 @@ channels: dist
 # Every benchmark of issue 14 (bench/run.py): per-flow overhead against a canned stub and vcrpy,
 # replay proxy throughput against a raw asyncio server, a 1,000-turn trace, start-up, a 40-flow
 # suite at -j 1 and -j 2, and the profiles. A table on stdout, JSON in bench/results/latest.json;
-# about 10 minutes on 2 idle cores. `make bench-quick` (or BENCH_ARGS=--quick): about 2 minutes.
+# sized for ~10 minutes on 2 idle cores (it took 19 on a shared, loaded one: docs/performance.md).
+# `make bench-quick` (or BENCH_ARGS=--quick): the same sections at small sizes.
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(VENV)/.installed
 	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench]'
