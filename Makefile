@@ -4,7 +4,7 @@ VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install demo test lint freeze release-archive dist channels
+.PHONY: install demo test lint freeze release-archive dist channels bench bench-quick
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,3 +81,19 @@ channels: dist
 	FLOWPROOF_TEST_ENGINE="npx --offline --prefix $(CURDIR)/$(NPM_PROJECT) flowproof" \
 		npm_config_registry=http://127.0.0.1:9 pytest -q -rs -n auto $(CHANNEL_TESTS)
 	pytest -q -rs tests/installer
+
+# Every benchmark of issue 14 (bench/run.py): per-flow overhead against a canned stub and vcrpy,
+# replay proxy throughput against a raw asyncio server, a 1,000-turn trace, start-up, a 40-flow
+# suite at -j 1 and -j 2, and the profiles. A table on stdout, JSON in bench/results/latest.json;
+# sized for ~10 minutes on 2 idle cores (it took 19 on a shared, loaded one: docs/performance.md).
+# `make bench-quick` (or BENCH_ARGS=--quick): the same sections at small sizes.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(VENV)/.installed
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: $(BENCH_STAMP)
+	python bench/run.py --json bench/results/latest.json $(BENCH_ARGS)
+
+bench-quick: $(BENCH_STAMP)
+	python bench/run.py --quick --json bench/results/quick.json $(BENCH_ARGS)

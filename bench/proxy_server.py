@@ -1,0 +1,167 @@
+"""One server for the proxy benchmarks, in a process of its own so the client's CPU is not its.
+
+    python bench/proxy_server.py flowproof TRACE [--per-client] [--profile FILE]
+    python bench/proxy_server.py raw TRACE
+
+`flowproof`: the real replay proxy, `proxy/app.py` make_app around `proxy/replay.py`
+ReplayBackend over a `matching/match.py` TurnMatcher, the trace read by `trace/store.py`
+load_trace, served by `proxy/app.py` serve (aiohttp, the same code `flowproof run` starts).
+With --per-client each client (header x-bench-client) is one flow: it gets its own
+ReplayBackend and matcher over the trace, made afresh once all its turns are served, so a
+ten-turn trace can be replayed thousands of times (the cost of the fresh matcher is counted).
+Without it, one backend serves the trace once, as in a flow.
+`raw`: the canned raw-asyncio server of bench/lib/wire.py with the same answers pre-rendered
+(the JSON bytes and the SSE frames flowproof would send), chosen by header x-bench-turn.
+
+Prints one JSON line (port, load and index times) when listening; serves until stdin closes,
+then prints one more (peak RSS, requests served).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.lib.wire import header, http_chunked, http_json, serve_canned  # noqa: E402
+
+
+def report(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+PROFILER: Any = None
+"""With --profile: a cProfile.Profile on CPU time (process_time, so time the process spends
+preempted on a shared machine is not charged to whatever it was doing), enabled only while
+serving: start-up and imports are not in the per-request figures."""
+
+
+async def until_stdin_closes() -> None:
+    if PROFILER is not None:
+        PROFILER.enable()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    if PROFILER is not None:
+        PROFILER.disable()
+
+
+async def flowproof_server(trace_path: Path, per_client: bool) -> int:
+    from flowproof.matching.match import TurnMatcher
+    from flowproof.proxy.app import make_app, serve
+    from flowproof.proxy.replay import ReplayBackend
+    from flowproof.proxy.traffic import Traffic
+    from flowproof.trace.store import load_trace
+
+    started = time.perf_counter()
+    trace = load_trace(trace_path)
+    loaded = time.perf_counter()
+    turns = trace.turns
+    matcher = TurnMatcher(turns)
+    indexed = time.perf_counter()
+    app_traffic = Traffic()
+
+    class PerClient:
+        """One ReplayBackend per client, renewed once its flow's turns are all served."""
+
+        def __init__(self) -> None:
+            self.backends: dict[str, ReplayBackend] = {}
+            self.served = 0
+
+        async def answer(self, dialect: Any, request: Any, headers: Any) -> Any:
+            cid = headers.get("x-bench-client", "")
+            backend = self.backends.get(cid)
+            if backend is None or backend.matcher.served == len(turns):
+                backend = ReplayBackend(TurnMatcher(turns), {}, Traffic())
+                self.backends[cid] = backend
+            self.served += 1
+            if len(app_traffic.requests) > 10_000:
+                app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench
+            answer = await backend.answer(dialect, request, headers)
+            if answer.status != 200:
+                raise RuntimeError(f"bench replay refused: {answer.body}")
+            return answer
+
+    backend: Any = PerClient() if per_client else ReplayBackend(matcher, {}, app_traffic)
+    runner, port = await serve(make_app(backend, app_traffic))
+    report(
+        port=port,
+        load_ms=(loaded - started) * 1000,
+        index_ms=(indexed - loaded) * 1000,
+        turns=len(turns),
+    )
+    await until_stdin_closes()
+    await runner.cleanup()
+    return backend.served if per_client else backend.matcher.served
+
+
+async def raw_server(trace_path: Path) -> int:
+    from flowproof.dialects.base import dialect_named
+
+    started = time.perf_counter()
+    turns = json.loads(trace_path.read_text())["lanes"]["model"]
+    answers = []
+    for turn in turns:
+        response = turn["response"]
+        dialect = dialect_named(turn["dialect"])
+        assert dialect is not None
+        frames = dialect.render_stream({**turn["request"], "stream": True}, response)
+        answers.append(
+            (http_json(json.dumps(response, ensure_ascii=False).encode()), http_chunked(frames))
+        )
+    loaded = time.perf_counter()
+    served = 0
+
+    def choose(head: bytes, body: bytes) -> bytes:
+        nonlocal served
+        served += 1
+        plain, streamed = answers[int(header(head, b"x-bench-turn") or 0)]
+        return streamed if header(head, b"x-bench-stream") else plain
+
+    server = await serve_canned(choose)
+    report(
+        port=server.sockets[0].getsockname()[1],
+        load_ms=(loaded - started) * 1000,
+        index_ms=0.0,
+        turns=len(turns),
+    )
+    await until_stdin_closes()
+    server.close()
+    return served
+
+
+def main() -> None:
+    kind, trace = sys.argv[1], Path(sys.argv[2])
+    profile_to = sys.argv[sys.argv.index("--profile") + 1] if "--profile" in sys.argv else None
+    global PROFILER
+    if profile_to:
+        import cProfile
+
+        PROFILER = cProfile.Profile(time.process_time)
+    if kind == "flowproof":
+        served = asyncio.run(flowproof_server(trace, "--per-client" in sys.argv))
+    else:
+        served = asyncio.run(raw_server(trace))
+    if PROFILER is not None:
+        PROFILER.dump_stats(profile_to)
+    report(served=served, peak_rss_mb=peak_rss_kb() / 1024)
+
+
+def peak_rss_kb() -> int:
+    """This process's peak RSS. VmHWM belongs to the address space exec made, whereas
+    getrusage's ru_maxrss carries over the forked parent's pages (a large bench process)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+if __name__ == "__main__":
+    main()
