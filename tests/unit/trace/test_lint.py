@@ -76,3 +76,23 @@ def test_declared_secrets_and_extra_patterns_are_found_and_allow_entries_accept_
     assert {f.rule for f in lint_lanes("specs/a.trace.json", [lane], allowed)} == {
         "the value of DB_PASSWORD"
     }
+
+
+NEAR_MISSES = {
+    "an OpenAI API key": "sk-short-1234",  # too short to be a key
+    "an Anthropic API key": "sk-ant-abc",
+    "a Google API key": "AIza" + "B" * 20,
+    "an AWS access key id": "AKIA" + "abcdefghijklmnop",  # lower case is no key id
+    "a GitHub token": "ghp_" + "x" * 10,
+    "a Slack token": "xoxb-123",
+    "a Stripe key": "sk_demo_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "a JWT": "eyJhbGciOiJIUzI1.not-a-token",
+    "a PEM private key": "-----BEGIN PUBLIC KEY-----",
+    "an absolute home-directory path": "see /home without a user, or /usr/share/doc/",
+}
+
+
+@pytest.mark.parametrize(("rule", "value"), NEAR_MISSES.items())
+def test_each_shape_has_a_near_miss_that_is_clean(rule: str, value: str) -> None:
+    assert SHAPES[rule] != value
+    assert lint_lanes("t", [model_lane(value)], Rules()) == []
