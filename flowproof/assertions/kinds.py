@@ -299,5 +299,5 @@ features) the step fails rather than pass vacuously, whatever the agent did:
 <<egress_uncontained>>
 
 `allow_egress` without this step restricts what the agent reaches on Linux, but certifies
-nothing. See [egress.md](egress.md).
+nothing. See [containment.md](containment.md).
 """

@@ -116,7 +116,7 @@ def containment_report() -> str:
     if found.contained:
         lines.append(
             "  A flow with agent.allow_egress or assert_no_egress runs its command: agent under "
-            "the seccomp supervisor (docs/egress.md)."
+            "the seccomp supervisor (docs/containment.md)."
         )
     else:
         lines.append('  assert_no_egress fails here with "cannot certify"; allow_egress is inert.')

@@ -68,7 +68,7 @@ class AgentSpec(_Strict):
     timeout: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     """Seconds the agent may run before it is stopped (with its whole process tree)."""
     allow_egress: list[EgressEntry] = []
-    """Destinations the agent may reach besides loopback (Linux containment, docs/egress.md):
+    """Destinations the agent may reach besides loopback (Linux containment, docs/containment.md):
     `host:port`, `ip:port`, `cidr:port`, `[v6]:port`, or a bare host, ip or cidr (any port);
     `${VAR}` resolves at run and is never stored resolved."""
     cwd: str | None = Field(default=None, min_length=1)
