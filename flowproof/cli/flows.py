@@ -24,7 +24,6 @@ from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import REDACT, indent, out
 from flowproof.cli.publish import publish
-from flowproof.containment.engage import NOT_ENGAGED
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.run import run_flow
@@ -186,12 +185,20 @@ async def _run_all(
             _report(ready, run)
             reported += 1
 
+    crashed: list[Exception] = []
+    """A bug in flowproof while running a flow: no flow starts after it, the ones running
+    finish and are recorded, and then it is raised (exit 3, cli/boundary.py)."""
+
     async def one(index: int, path: Path) -> None:
         try:
             async with slots:
+                if crashed:
+                    return
                 done[index] = await _run_one(path, mode, show_diff, run, fixed_port, keep_matching)
         except _CutShort as cut:
             done[index] = cut.done  # the flows a signal stops are reported, and then no more
+        except Exception as exc:
+            crashed.append(exc)
         report_ready()
 
     tasks = [
@@ -204,9 +211,11 @@ async def _run_all(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         report_ready()
-        for index in range(reported, len(specs)):  # after an interrupt: what was cut short
-            if (cut_short := done[index]) is not None and cut_short.record is not None:
-                _report(cut_short, run)
+        for index in range(reported, len(specs)):  # after an interrupt or a crash: the rest
+            if (rest := done[index]) is not None and rest.record is not None:
+                _report(rest, run)
+    if crashed:
+        raise crashed[0]
 
 
 class _CutShort(Exception):
@@ -301,10 +310,8 @@ def _outcome_lines(flow: FlowOutcome) -> list[str]:
     else:
         counts = f"{flow.served} of {flow.recorded} turns served{tool_calls}"
     lines = [f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}"]
-    if flow.egress is not None:
-        lines.append(indent(f"containment: {flow.egress.tier}"))
-    elif flow.agent is not None:
-        lines.append(indent(f"containment: {NOT_ENGAGED}"))
+    if flow.egress is not None:  # a flow that declares no egress rule is not told so each run;
+        lines.append(indent(f"containment: {flow.egress.tier}"))  # its record says "not engaged"
     lines += [indent(reason) for reason in flow.reasons]
     lines += [indent(f"warning: {warning}") for warning in flow.warnings]
     if flow.egress is not None and flow.egress.fs_report:

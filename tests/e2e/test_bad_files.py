@@ -168,17 +168,20 @@ def test_a_trace_that_would_hold_a_key_names_the_variable_never_the_value(
     tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:
     """The agent pastes a value into its prompt that happens to be the record key: the store
-    guard refuses the trace and says which variable it found."""
+    guard refuses the trace and says which variable it found. (A key of a provider's shape is
+    caught one step earlier by the trace lint, tests/e2e/test_trace_lint.py; this one has no
+    known shape, so only the store guard can know it.)"""
+    key = "record-credential-without-a-known-shape-7781"
     upstream.script = BOOKING_SCRIPT
-    write_spec(tmp_path, agent_env={"AGENT_BUG": "leak-secret", "DB_PASSWORD": KEY})
-    env = {"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY}
+    write_spec(tmp_path, agent_env={"AGENT_BUG": "leak-secret", "DB_PASSWORD": key})
+    env = {"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": key}
     result = flowproof("record", "specs", cwd=tmp_path, env=env)
     assert_config_error(
         result,
         f"ERROR specs/booking.yaml\n      {TRACE}: refusing to write a trace that contains the "
         "value of FLOWPROOF_AGENT_KEY; the previous trace, if any, is unchanged\n",
     )
-    assert KEY not in result.output
+    assert key not in result.output
     assert not (tmp_path / TRACE).exists()
 
 
