@@ -20,6 +20,7 @@ from flowproof.containment import _linux
 from flowproof.containment.findings import Findings
 from flowproof.containment.pins import PinnedPolicy
 from flowproof.containment.seccomp import TRAMPOLINE
+from flowproof.drivers.process import owned_process
 from flowproof.engine_argv import engine_argv
 from flowproof.errors import FlowproofError
 from flowproof.host_environ import host_environ
@@ -75,50 +76,58 @@ async def contained_process(
     _undumpable.enter()
     supervisor = None
     try:
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *engine_argv(),
-                TRAMPOLINE,
-                str(config),
-                str(report_w),
-                str(ack_r),
-                env=host_environ(os.environ),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                start_new_session=True,
-                pass_fds=(config, report_w, ack_r),
+        spawn = _start_trampoline(stdout, stderr, (config, report_w, ack_r))
+        async with owned_process(spawn) as process:
+            try:
+                listener = await _handover(process, report_r)
+            except BaseException:
+                with suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+                raise
+            observer = fsobserve.FsObserver(listener, supervision.findings)
+            supervisor = Supervisor(
+                listener,
+                supervision.policy,
+                supervision.findings,
+                netcalls.HANDLERS,
+                netcalls.on_foreign,
+                observer.handle if supervision.observe_fs else None,
+                fsobserve.FS_NUMBERS,
             )
-        finally:
-            for fd in (config, report_w, ack_r):
-                os.close(fd)
-        try:
-            listener = await _handover(process, report_r)
-        except BaseException:
-            with suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-            raise
-        observer = fsobserve.FsObserver(listener, supervision.findings)
-        supervisor = Supervisor(
-            listener,
-            supervision.policy,
-            supervision.findings,
-            netcalls.HANDLERS,
-            netcalls.on_foreign,
-            observer.handle if supervision.observe_fs else None,
-            fsobserve.FS_NUMBERS,
-        )
-        supervisor.start()
-        supervision.findings.started = _now()
-        os.write(ack_w, b"k")
-        yield process
+            supervisor.start()
+            supervision.findings.started = _now()
+            os.write(ack_w, b"k")
+            yield process
     finally:
         os.close(report_r)
         os.close(ack_w)
         if supervisor is not None:
             await asyncio.to_thread(supervisor.stop, STOP_GRACE)
         _undumpable.leave()
+
+
+async def _start_trampoline(
+    stdout: int, stderr: int, handed: tuple[int, int, int]
+) -> asyncio.subprocess.Process:
+    """Start the trampoline with the config memfd, the report pipe's write end and the ack
+    pipe's read end (in that order on its command line), which are closed here once it has
+    them."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *engine_argv(),
+            TRAMPOLINE,
+            *map(str, handed),
+            env=host_environ(os.environ),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            pass_fds=handed,
+        )
+    finally:
+        for fd in handed:
+            os.close(fd)
 
 
 async def _handover(process: asyncio.subprocess.Process, report_r: int) -> int:

@@ -18,7 +18,7 @@ from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.output import OutputPipe, output_pipes
-from flowproof.drivers.process import GRACE_SECONDS, live_leader, process_clock, stop_tree
+from flowproof.drivers.process import GRACE_SECONDS, process_clock, stop_tree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,8 +61,7 @@ async def run_command(
             stdout.handed_over()
             stderr.handed_over()
             try:
-                with live_leader(process.pid):
-                    ending = await _wait_for_end(process, timeout, stop)
+                ending = await _wait_for_end(process, timeout, stop)
             finally:
                 # Also on cancellation: a flow ends with the agent's tree gone, whatever
                 # happened, and the launcher's context is left only after that.

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from flowproof.containment import adopt_orphans
+from flowproof.drivers.process import owned_process
 
 if TYPE_CHECKING:
     from flowproof.containment.session import Supervision
@@ -41,7 +42,9 @@ class Launcher(Protocol):
         The process leads a new session (its pid is its process group id, which is how its
         tree is signalled together), reads stdin from /dev/null, and writes to the file
         descriptors `stdout` and `stderr` (the driver's pipes, drivers/output.py): the process
-        object must hold no pipe of its own, so that waiting for it ends when it exits. The
+        object must hold no pipe of its own, so that waiting for it ends when it exits. It is
+        spawned through `process.owned_process`, so that no other flow's stop takes it for an
+        orphan of its own while it runs (flows run at once under `run -j`). The
         caller stops the tree and waits for the process before the context exits; on exit the
         launcher tears down only what it started beside the agent.
         """
@@ -64,7 +67,7 @@ class PlainLauncher:
         cwd: str | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         adopt_orphans()
-        process = await asyncio.create_subprocess_exec(
+        spawn = asyncio.create_subprocess_exec(
             *argv,
             env=dict(env),
             cwd=cwd,
@@ -73,7 +76,8 @@ class PlainLauncher:
             stderr=stderr,
             start_new_session=True,
         )
-        yield process
+        async with owned_process(spawn) as process:
+            yield process
 
 
 PLAIN = PlainLauncher()

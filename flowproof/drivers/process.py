@@ -20,14 +20,15 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from contextlib import asynccontextmanager
 
 import psutil
 
 GRACE_SECONDS = 2.0
 """How long a SIGTERMed process has to go before it is SIGKILLed."""
 _POLL_SECONDS = 0.05
+_SPAWN_POLL_SECONDS = 0.005
 
 
 def process_clock() -> float:
@@ -56,16 +57,22 @@ async def stop_tree(
 
     `adopted_since` (a `process_clock()` reading taken before the leader started) counts
     flowproof's own children started since then as the tree's orphans, except the other
-    processes flowproof runs on purpose (`live_leader`) and their sessions.
+    processes flowproof runs on purpose (`owned_process`) and their sessions.
     """
-    victims = find_tree(leader, adopted_since)
+    victims = await _find_tree_settled(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGTERM)
     await _wait_gone(victims, grace)
     # Processes forked during the grace were not there to be found the first time.
-    victims |= find_tree(leader, adopted_since)
+    victims |= await _find_tree_settled(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGKILL)
     await _wait_gone(victims, grace)
     _reap_adopted(victims, leader)
+
+
+async def _find_tree_settled(leader: int, adopted_since: float | None) -> set[psutil.Process]:
+    if adopted_since is not None:
+        await _no_spawn_in_flight()  # no process flowproof is starting is anyone's orphan
+    return find_tree(leader, adopted_since)
 
 
 def find_tree(leader: int, adopted_since: float | None = None) -> set[psutil.Process]:
@@ -108,15 +115,39 @@ _LIVE_LEADERS: set[int] = set()
 at once (`run -j`), and the real MCP servers of a record. None of them, nor anything still in
 their sessions, is an orphan of some other flow's agent."""
 
+_spawns_in_flight = 0
+"""Spawns between their fork and their pid's registration in _LIVE_LEADERS. The child exists
+(it is flowproof's, started after any flow's `adopted_since`) before its pid is known, so a
+stop that looked for orphans then would take it for one: a sibling flow's agent SIGTERMed at
+birth. Stops wait for the count to be zero before they look."""
+_SPAWN_WAIT_SECONDS = 10.0
+"""A spawn is milliseconds; a stop does not wait for one longer than this."""
 
-@contextmanager
-def live_leader(pid: int) -> Iterator[None]:
-    """Mark `pid` as a process flowproof started and owns, for as long as the block runs."""
-    _LIVE_LEADERS.add(pid)
+
+@asynccontextmanager
+async def owned_process(
+    spawn: Awaitable[asyncio.subprocess.Process]
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Await `spawn` and mark the process it started as one flowproof started and owns
+    (`_LIVE_LEADERS`) for as long as the block runs. No stop looks for orphans from the
+    moment the spawn begins to the moment its pid is marked."""
+    global _spawns_in_flight
+    _spawns_in_flight += 1
     try:
-        yield
+        process = await spawn
+        _LIVE_LEADERS.add(process.pid)
     finally:
-        _LIVE_LEADERS.discard(pid)
+        _spawns_in_flight -= 1
+    try:
+        yield process
+    finally:
+        _LIVE_LEADERS.discard(process.pid)
+
+
+async def _no_spawn_in_flight() -> None:
+    deadline = time.monotonic() + _SPAWN_WAIT_SECONDS
+    while _spawns_in_flight and time.monotonic() < deadline:
+        await asyncio.sleep(_SPAWN_POLL_SECONDS)
 
 
 def _adopted(since: float, leader: int) -> Iterable[psutil.Process]:

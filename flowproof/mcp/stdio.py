@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 
 from flowproof._tasks import create_task
-from flowproof.drivers.process import GRACE_SECONDS, live_leader, stop_tree
+from flowproof.drivers.process import GRACE_SECONDS, owned_process, stop_tree
 from flowproof.engine_argv import engine_argv
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
@@ -183,30 +183,31 @@ def _spawn(tasks: set[asyncio.Task[None]], work: Awaitable[None]) -> None:
 async def _record(
     server: McpServer, real: RealServer, reader: asyncio.StreamReader, send: Send
 ) -> None:
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *shlex.split(real.command),
-            env=dict(real.env),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            limit=LINE_LIMIT,
-        )
-    except (OSError, ValueError) as exc:
-        server.traffic.fail(
-            f"{server.lane}: the real MCP server could not be started from `{real.command}`: "
-            f"{getattr(exc, 'strerror', None) or exc}"
-        )
-        return
-    relay = _RecordRelay(server, process, send)
-    try:
-        with live_leader(process.pid):  # no agent's stop may take it for an orphan of its own
-            await relay.run(reader)
-    finally:
-        await stop_tree(process.pid)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), GRACE_SECONDS)
+    spawn = asyncio.create_subprocess_exec(
+        *shlex.split(real.command),
+        env=dict(real.env),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=LINE_LIMIT,
+    )
+    async with contextlib.AsyncExitStack() as owned:
+        try:
+            # Owned: no agent's stop may take it for an orphan of its own.
+            process = await owned.enter_async_context(owned_process(spawn))
+        except (OSError, ValueError) as exc:
+            server.traffic.fail(
+                f"{server.lane}: the real MCP server could not be started from "
+                f"`{real.command}`: {getattr(exc, 'strerror', None) or exc}"
+            )
+            return
+        try:
+            await _RecordRelay(server, process, send).run(reader)
+        finally:
+            await stop_tree(process.pid)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), GRACE_SECONDS)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flowproof.drivers.process import find_tree, stop_tree
+from flowproof.drivers.process import find_tree, owned_process, process_clock, stop_tree
 
 HERE = Path(__file__).parent
 SPAWN_TREE = HERE / "spawn_tree.py"
@@ -175,3 +175,44 @@ def test_a_pid_that_leads_no_group_is_not_taken_for_a_leader() -> None:
     finally:
         bystander.kill()
         bystander.wait(timeout=5)
+
+
+def test_a_flow_stopping_while_another_flow_spawns_leaves_the_newborn_alone() -> None:
+    """Under `run -j` one flow's stop looks for the orphans flowproof gained since its agent
+    started, while a sibling flow's agent is between its fork and its registration as a
+    process flowproof owns. That newborn is no orphan: the stop waits for the spawn to be
+    registered, and the sibling's agent lives on (the CI failure this is the test of: an agent
+    SIGTERMed at birth, exit -15, in a 20-flow parallel replay)."""
+
+    async def scenario() -> tuple[bool, bool]:
+        since = process_clock()
+        stopping = await asyncio.create_subprocess_exec("sleep", "30", start_new_session=True)
+        born = asyncio.Event()
+        registered = asyncio.Event()
+
+        async def slow_spawn() -> asyncio.subprocess.Process:
+            newborn = await asyncio.create_subprocess_exec("sleep", "30", start_new_session=True)
+            born.set()
+            await registered.wait()  # the fork-to-registration window, held open
+            return newborn
+
+        async def sibling() -> asyncio.subprocess.Process:
+            async with owned_process(slow_spawn()) as newborn:
+                await asyncio.sleep(0.5)  # runs while the other flow's stop finishes
+                alive = newborn.returncode is None and not gone(newborn.pid)
+                newborn.kill()
+                await newborn.wait()
+                return alive
+
+        sibling_task = asyncio.create_task(sibling())
+        await born.wait()
+        stop_task = asyncio.create_task(stop_tree(stopping.pid, GRACE, adopted_since=since))
+        await asyncio.sleep(0.2)  # the stop is under way before the spawn is registered
+        registered.set()
+        await stop_task
+        await stopping.wait()
+        return await sibling_task, stopping.returncode is not None
+
+    newborn_alive, stopped = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert stopped
+    assert newborn_alive, "a stop took a sibling flow's newborn agent for an orphan"
