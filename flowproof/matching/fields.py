@@ -8,8 +8,12 @@ was recorded, untouched.
 
 What may be declared is narrow on purpose (design: "Settled in review" keeps matching free of
 holes in prompts). A path into the conversation or what the model is told to do with it is
-refused, whatever lies below it; the one exception is an item's own `id` directly under
-`messages` or `input`, which clients mint per run and which carries no content.
+refused, whatever lies below it. The one exception is an item's own identity, directly under
+`messages[*]` or `input[*]`: its `id`, which clients mint per run, and the per-item client
+bookkeeping Codex CLI attaches to every input item (`internal_chat_message_metadata_passthrough`:
+the id of the turn that made the item and its creation time). Neither is sent to the model as
+part of the conversation, and neither carries content; ignoring one leaves every other field of
+the item strict.
 """
 
 from __future__ import annotations
@@ -38,7 +42,9 @@ CONVERSATION_KEYS = (
 """Top-level request keys that hold the conversation, the tools or the model: matching is
 strict inside them (a changed prompt is what flowproof exists to catch)."""
 ITEM_IDENTITY = ("messages", "input")
-"""The lists whose items may carry a per-run `id` (`messages[*].id`, `input[*].id`)."""
+"""The lists whose items may carry per-run identity fields (`messages[*].id`, `input[*].id`)."""
+ITEM_IDENTITY_FIELDS = ("id", "internal_chat_message_metadata_passthrough")
+"""An item's own identity: its id, and Codex CLI's per-item turn id and creation time."""
 
 _KEY = re.compile(r"[^.\[\]]+")
 _INDEX = re.compile(r"\[(\*|\d+)\]")
@@ -93,14 +99,19 @@ def forbidden_reason(path: FieldPath) -> str | None:
     top = path.segments[0]
     if top not in CONVERSATION_KEYS:
         return None
-    if len(path.segments) == 3 and top in ITEM_IDENTITY and path.segments[2] == "id":
+    if (
+        len(path.segments) == 3
+        and top in ITEM_IDENTITY
+        and path.segments[2] in ITEM_IDENTITY_FIELDS
+    ):
         if isinstance(path.segments[1], int) or path.segments[1] == ANY_INDEX:
-            return None  # a conversation item's own id: minted per run, no content
+            return None  # a conversation item's own identity: minted per run, no content
     where = f"`{top}` is" if len(path.segments) == 1 else f"'{path.text}' is inside `{top}`,"
     return (
         f"{where} part of what the model is asked (the conversation, its tools, the model); "
         "matching stays strict there, since a changed prompt is what a replay must catch. "
-        "Only an item's own id may be ignored: `messages[*].id`, `input[*].id`"
+        "Only an item's own identity may be ignored: `messages[*].id`, `input[*].id`, "
+        "`input[*].internal_chat_message_metadata_passthrough`"
     )
 
 

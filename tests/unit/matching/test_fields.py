@@ -78,6 +78,7 @@ def test_an_index_strips_only_that_item() -> None:
         "input[*].id",
         "messages[*].id",
         "messages[0].id",
+        "input[*].internal_chat_message_metadata_passthrough",
         "user",
     ],
 )
@@ -100,14 +101,18 @@ def test_volatile_fields_may_be_ignored(text: str) -> None:
         "model",
         "input[*].id.x",
         "messages.id",
+        "input.internal_chat_message_metadata_passthrough",
+        "input[*].internal_chat_message_metadata_passthrough.turn_id",
+        "input[*].content[*].id",
     ],
 )
 def test_conversation_content_may_not_be_ignored(text: str) -> None:
     with pytest.raises(ValueError) as caught:
         checked_field_path(text)
     assert "part of what the model is asked" in str(caught.value)
-    assert "Only an item's own id may be ignored: `messages[*].id`, `input[*].id`" in str(
-        caught.value
+    assert (
+        "Only an item's own identity may be ignored: `messages[*].id`, `input[*].id`, "
+        "`input[*].internal_chat_message_metadata_passthrough`" in str(caught.value)
     )
 
 
@@ -115,8 +120,8 @@ def test_the_forbidden_message_in_full() -> None:
     assert forbidden_reason(parse_field_path("messages[*].content")) == (
         "'messages[*].content' is inside `messages`, part of what the model is asked (the "
         "conversation, its tools, the model); matching stays strict there, since a changed "
-        "prompt is what a replay must catch. Only an item's own id may be ignored: "
-        "`messages[*].id`, `input[*].id`"
+        "prompt is what a replay must catch. Only an item's own identity may be ignored: "
+        "`messages[*].id`, `input[*].id`, `input[*].internal_chat_message_metadata_passthrough`"
     )
 
 
