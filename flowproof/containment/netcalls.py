@@ -115,7 +115,9 @@ def on_connect(call: Call, sup: Supervisor) -> None:
         if remote and _blocking(duplicate):
             # Up to the SYN timeout: on a worker, so the receiver keeps answering.
             owned, target = duplicate, verdict
-            sup.in_background(call, owned, lambda: _linux.sock_connect(owned, target))
+            sup.in_background(
+                call, owned, lambda: _linux.sock_connect(owned, target), interruptible=True
+            )
             duplicate = -1
             return
         if remote:  # non-blocking: EINPROGRESS at once

@@ -12,7 +12,14 @@ address in between. Only the filesystem observation answers CONTINUE, because it
 nothing.
 
 A call that may block (a blocking connect to a remote, a blocking send) is performed on a
-worker thread so that the receiver keeps answering; everything else is answered inline. A
+worker thread so that the receiver keeps answering; everything else is answered inline. While
+a blocking connect is in flight, a watcher looks for a signal the task has a handler for
+(Ctrl-C's SIGINT, say) pending on it: the kernel cannot deliver one to a task waiting for our
+answer (WAIT_KILLABLE_RECV holds off everything but a fatal signal), so the watcher answers the
+connect EINTR itself, as the kernel does when a signal interrupts a blocking connect, and the
+connect goes on in the background on the duplicate, as the kernel's does. Sends are not
+interrupted that way: one that goes on after an EINTR would send data the agent believes
+unsent. A
 handler that fails answers EPERM: a task is never left waiting. If the supervisor itself goes,
 every trapped call fails with ENOSYS: containment fails closed.
 """
@@ -25,6 +32,7 @@ import queue
 import select
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +44,11 @@ from flowproof.containment.pins import PinnedPolicy
 
 WORKERS = 8
 """Threads for calls that may block; more blocking calls than this wait their turn."""
+SIGNAL_POLL_SECONDS = 0.02
+"""How often the watcher looks for a signal pending on a task waiting for a blocking connect:
+well under what a person pressing Ctrl-C notices."""
+_ANSWERING = threading.Lock()
+"""A call answered by its worker and by the watcher at once gets exactly one answer."""
 
 
 @dataclass(slots=True)
@@ -84,9 +97,10 @@ class Call:
         return self._send(0, 0, _linux.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
 
     def _send(self, value: int, error: int, flags: int) -> bool:
-        if self.answered:
-            return False
-        self.answered = True
+        with _ANSWERING:
+            if self.answered:
+                return False
+            self.answered = True
         return _linux.notif_send(self.listener, self.id, value, error, flags)
 
     @contextmanager
@@ -145,13 +159,23 @@ class Supervisor:
     filesystem_numbers: frozenset[int] = frozenset()
     _jobs: queue.SimpleQueue[Callable[[], None] | None] = field(default_factory=queue.SimpleQueue)
     _in_flight: set[int] = field(default_factory=set)
+    _interruptible: dict[int, Call] = field(default_factory=dict)
+    """In-flight blocking connects by their duplicate: the watcher's to interrupt."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _connecting: threading.Condition = field(init=False)
+    _stopping: bool = False
     _threads: list[threading.Thread] = field(default_factory=list)
     sync_wake_up: bool = False
+
+    def __post_init__(self) -> None:
+        self._connecting = threading.Condition(self._lock)
 
     def start(self) -> None:
         receiver = threading.Thread(target=self._receive, name="flowproof-supervisor", daemon=True)
         self._threads.append(receiver)
+        watcher = threading.Thread(target=self._watch, name="flowproof-supervisor-signals")
+        watcher.daemon = True
+        self._threads.append(watcher)
         for index in range(WORKERS):
             worker = threading.Thread(
                 target=self._work, name=f"flowproof-supervisor-{index}", daemon=True
@@ -169,6 +193,8 @@ class Supervisor:
         receiver = self._threads[0]
         receiver.join(grace)
         with self._lock:
+            self._stopping = True
+            self._connecting.notify_all()
             for duplicate in self._in_flight:
                 # Wakes a blocking connect in a worker (SYN_SENT is disconnected).
                 _shutdown(duplicate)
@@ -179,12 +205,23 @@ class Supervisor:
         if not receiver.is_alive():
             os.close(self.listener)
 
-    def in_background(self, call: Call, duplicate: int, job: Callable[[], int]) -> None:
+    def in_background(
+        self,
+        call: Call,
+        duplicate: int,
+        job: Callable[[], int],
+        *,
+        interruptible: bool = False,
+    ) -> None:
         """Run `job` (a call that may block, on `duplicate`, which it owns) on a worker, and
-        answer `call` with its result there."""
+        answer `call` with its result there. `interruptible`: a signal the task catches answers
+        it EINTR meanwhile (the watcher), and the job runs on to its end (a connect)."""
         call.deferred = True
         with self._lock:
             self._in_flight.add(duplicate)
+            if interruptible:
+                self._interruptible[duplicate] = call
+                self._connecting.notify_all()
 
         def run() -> None:
             try:
@@ -194,6 +231,7 @@ class Supervisor:
             finally:
                 with self._lock:
                     self._in_flight.discard(duplicate)
+                    self._interruptible.pop(duplicate, None)
                 os.close(duplicate)
                 call.close()
 
@@ -258,6 +296,40 @@ class Supervisor:
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
             job()
+
+    def _watch(self) -> None:
+        """Answer EINTR to a blocking connect whose task has a caught signal pending; asleep
+        while no such connect is in flight."""
+        while True:
+            with self._lock:
+                while not self._interruptible and not self._stopping:
+                    self._connecting.wait()
+                if self._stopping:
+                    return
+                waiting = list(self._interruptible.values())
+            for call in waiting:
+                if not call.answered and _caught_signal_pending(call.tid):
+                    call.fail(errno.EINTR)
+            time.sleep(SIGNAL_POLL_SECONDS)
+
+
+def _caught_signal_pending(tid: int) -> bool:
+    """Whether a signal the task has a handler for, and does not block, is pending on it (its
+    own or its process's): /proc/<tid>/status, SigPnd and ShdPnd against SigBlk and SigCgt."""
+    masks: dict[str, int] = {}
+    try:
+        with open(f"/proc/{tid}/status", "rb") as status:
+            for line in status:
+                name, _, value = line.partition(b":")
+                if name in _SIGNAL_MASKS:
+                    masks[name.decode()] = int(value.strip(), 16)
+    except (OSError, ValueError):
+        return False
+    pending = masks.get("SigPnd", 0) | masks.get("ShdPnd", 0)
+    return bool(pending & ~masks.get("SigBlk", 0) & masks.get("SigCgt", 0))
+
+
+_SIGNAL_MASKS = frozenset((b"SigPnd", b"ShdPnd", b"SigBlk", b"SigCgt"))
 
 
 def _shutdown(fd: int) -> None:

@@ -155,3 +155,25 @@ def test_socket_addresses_parse_as_the_kernel_reads_them() -> None:
     assert str(parse_sockaddr(struct.pack("<H", 16) + bytes(10))) == "AF_NETLINK"
     assert parse_sockaddr(_inet("203.0.113.7", 80)[:15]) is None  # too short: EINVAL
     assert parse_sockaddr(b"\x02") is None
+
+
+def test_a_pending_signal_counts_only_when_caught_and_not_blocked() -> None:
+    """The supervisor's watcher interrupts a blocking connect only for a signal the task would
+    run a handler for now: one it blocks stays pending and counts for nothing."""
+    import signal
+    import threading
+
+    from flowproof.containment.supervisor import _caught_signal_pending
+
+    me = threading.get_native_id()
+    previous = signal.signal(signal.SIGUSR1, lambda *_: None)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        assert not _caught_signal_pending(me)
+        signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        assert signal.SIGUSR1 in signal.sigpending()
+        assert not _caught_signal_pending(me)  # pending and caught, but blocked
+    finally:
+        signal.sigwait({signal.SIGUSR1})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        signal.signal(signal.SIGUSR1, previous)
