@@ -16,8 +16,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import aiohttp
-
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 
@@ -65,6 +63,8 @@ async def trigger_url(
 
 
 async def _post(url: str, prompt: str, headers: Mapping[str, str]) -> tuple[int | None, str, str]:
+    import aiohttp  # only a `url:` flow pays for the client
+
     try:
         async with aiohttp.ClientSession(trust_env=False) as session:
             async with session.post(url, json={"prompt": prompt}, headers=dict(headers)) as reply:

@@ -34,7 +34,7 @@ from flowproof.spec.suite import Suite
 from flowproof.trace.lint import rules_for
 
 if TYPE_CHECKING:
-    from aiohttp import web
+    from flowproof.proxy.http import Server
 
 
 AgentDriver = Callable[
@@ -59,7 +59,7 @@ async def run_flow(
         return _failed(loaded, strategy, problem)
     secret_values = declared_secrets(loaded, environ)
     traffic = Traffic()
-    runner: web.AppRunner | None = None
+    runner: Server | None = None
     try:
         async with (
             strategy.backend(traffic, mocks_for(loaded), rules) as backend,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flowproof.mcp.http import HttpStandIn
 from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
 from flowproof.mcp.server import McpServer, McpToolMock
 from flowproof.mcp.stdio import RealServer, StdioStandIns
@@ -20,6 +20,9 @@ from flowproof.proxy.traffic import Traffic
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
+
+if TYPE_CHECKING:
+    from flowproof.mcp.http import HttpStandIn
 
 SERVER_VARIABLE = "FLOWPROOF_MCP_SERVER_"
 URL_VARIABLE = "FLOWPROOF_MCP_URL_"
@@ -135,6 +138,8 @@ async def mcp_boundary(
         http = {}
         for spec in specs:
             if spec.url is not None:
+                from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
+
                 upstream = None if served_from is not None else resolve(spec.url, environ)
                 stand_in = HttpStandIn(servers[spec.name], upstream, spec.port or 0)
                 http[spec.name] = await stack.enter_async_context(stand_in.serving())

@@ -1,11 +1,11 @@
-"""The aiohttp application and its loopback listener.
+"""The proxy's request handler and its loopback listener.
 
-`make_app` builds the app around a backend (replay or forward) so unit tests can drive it with
-aiohttp's test client. A request no backend can be asked about (a path no dialect serves, a
-method other than POST, a body that is empty, not JSON or not an object) is answered 4xx with
-`x-should-retry: false` and written into the traffic as refused, which fails the flow.
-`serve` binds the app to 127.0.0.1 only, because the proxy answers anyone who asks and must not
-be reachable off the machine.
+`make_app` builds the handler around a backend (replay or forward); `serve` listens for it on
+loopback with the proxy's own HTTP server (proxy/http.py). A request no backend can be asked
+about (a path no dialect serves, a method other than POST, a body that is empty, not JSON or
+not an object) is answered 4xx with `x-should-retry: false` and written into the traffic as
+refused, which fails the flow. `serve` binds to 127.0.0.1 only, because the proxy answers
+anyone who asks and must not be reachable off the machine.
 
 A WebSocket upgrade on a model path (Codex CLI's Responses WebSocket transport) is answered
 426 at once and is NOT a failure: flowproof records and replays model calls over HTTP only,
@@ -17,17 +17,17 @@ seven times, about 7 s, before falling back). The attempt is kept in `Traffic.re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
-
-from aiohttp import web
 
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import wants_stream
+from flowproof.proxy import http
+from flowproof.proxy.http import Handler, Request, Response, Server, json_response
 from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
 
-LOOPBACK = "127.0.0.1"
+LOOPBACK = http.LOOPBACK
 MAX_BODY_BYTES = 64 * 1024 * 1024
 WEBSOCKET = "websocket"
 """What `Traffic.requests` says served a WebSocket upgrade: the 426 refusal."""
@@ -48,8 +48,8 @@ class Backend(Protocol):
         ...
 
 
-def make_app(backend: Backend, traffic: Traffic) -> web.Application:
-    async def handle(request: web.Request) -> web.StreamResponse:
+def make_app(backend: Backend, traffic: Traffic) -> Handler:
+    async def handle(request: Request) -> Response:
         dialect = dialect_for_path(request.path)
         if dialect is not None and _is_websocket_upgrade(request):
             traffic.requests.append((request.method, request.path_qs, WEBSOCKET))
@@ -65,7 +65,7 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             )
         if request.method != "POST":
             return _unservable(request, 405, f"{request.method} is not a model call; use POST")
-        raw = await request.read()
+        raw = request.body
         if not raw.strip():
             return _unservable(request, 400, "the request body is empty")
         try:
@@ -78,67 +78,41 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             dialect, body, request.headers, method=request.method, query=request.query_string
         )
         if answer.status == 200 and wants_stream(body):
-            return await _stream(request, dialect.render_stream(body, answer.body))
-        return _json(answer)
+            return _stream(dialect.render_stream(body, answer.body))
+        return json_response(answer.status, answer.body, answer.headers)
 
-    def _unservable(request: web.Request, status: int, why: str) -> web.Response:
+    def _unservable(request: Request, status: int, why: str) -> Response:
         """Written down as a failed request before it is answered: an agent that copes with
         the 4xx must not turn the flow green (flowproof doctor only counts it)."""
         number = len(traffic.requests)
         traffic.refuse(Refused(number, request.method, request.path, status, why))
         return _error(status, f"flowproof: {why}")
 
-    app = web.Application(client_max_size=MAX_BODY_BYTES)
-    app.router.add_route("*", "/{tail:.*}", handle)
-    return app
+    return handle
 
 
-async def serve(app: web.Application, port: int = 0) -> tuple[web.AppRunner, int]:
-    """Start `app` on 127.0.0.1:`port` (0 = ephemeral) and return the runner and bound port."""
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, LOOPBACK, port)
-    try:
-        await site.start()
-    except OSError:
-        await runner.cleanup()
-        raise
-    bound = runner.addresses[0][1]
-    return runner, int(bound)
+async def serve(handler: Handler, port: int = 0) -> tuple[Server, int]:
+    """Listen for `handler` on 127.0.0.1:`port` (0 = ephemeral); the server and its port."""
+    server = await http.serve(handler, port, max_body=MAX_BODY_BYTES)
+    return server, server.port
 
 
-async def _stream(request: web.Request, frames: Any) -> web.StreamResponse:
-    response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await response.prepare(request)
-    for frame in frames:
-        await response.write(frame)
-    await response.write_eof()
-    return response
-
-
-def _json(answer: Answer) -> web.Response:
-    body = (
-        answer.body if isinstance(answer.body, str) else json.dumps(answer.body, ensure_ascii=False)
-    )
-    return web.Response(
-        status=answer.status, text=body, content_type="application/json", headers=answer.headers
+def _stream(frames: Sequence[bytes]) -> Response:
+    return Response(
+        200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, chunks=frames
     )
 
 
-def _is_websocket_upgrade(request: web.Request) -> bool:
+def _is_websocket_upgrade(request: Request) -> bool:
     return request.headers.get("Upgrade", "").lower() == "websocket"
 
 
-def _refuse_websocket() -> web.Response:
+def _refuse_websocket() -> Response:
     return _error(
         426, "flowproof: model calls are recorded and replayed over HTTP; use HTTP, not WebSocket"
     )
 
 
-def _error(status: int, message: str) -> web.Response:
+def _error(status: int, message: str) -> Response:
     body = {"error": {"message": message, "type": "flowproof_error"}}
-    return web.Response(
-        status=status, text=json.dumps(body), content_type="application/json", headers=NO_RETRY
-    )
+    return json_response(status, body, NO_RETRY)

@@ -19,9 +19,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
@@ -30,6 +28,9 @@ from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.redaction import RECORD_KEY_VARIABLES
 from flowproof.trace.model import MODEL_LANE, Turn
+
+if TYPE_CHECKING:
+    import aiohttp
 
 OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
 BASE_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
@@ -138,6 +139,8 @@ class ForwardBackend:
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
+        import aiohttp  # record only: replay never loads a network client (nor pays its import)
+
         url = self.upstream.url_for(dialect)
         outbound = self.upstream.headers_for(dialect, headers)
         target = f"{url}?{query}" if query else url
@@ -190,6 +193,8 @@ class ForwardBackend:
     async def _send(
         self, method: str, url: str, request: Any, headers: dict[str, str]
     ) -> tuple[int, str]:
+        import aiohttp
+
         if self._session is None:
             # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
             self._session = aiohttp.ClientSession(trust_env=False)

@@ -120,8 +120,7 @@ function exitCodeOf(code, signal) {
 }
 
 function run(engine) {
-  // Async spawn: with spawnSync a SIGTERM to the launcher would orphan the engine.
-  const child = spawn(engine, process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
+  let child = null;
   const forward = (signal) => {
     try {
       child.kill(signal);
@@ -132,7 +131,12 @@ function run(engine) {
   const stopForwarding = () => {
     for (const signal of FORWARDED) process.off(signal, forward);
   };
+  // Before the spawn: a signal that arrives once the engine is running (on a loaded machine,
+  // before this process got back from spawn) must be forwarded, not kill the launcher. A
+  // handler runs from the event loop, so it never sees `child` unset.
   for (const signal of FORWARDED) process.on(signal, forward);
+  // Async spawn: with spawnSync a SIGTERM to the launcher would orphan the engine.
+  child = spawn(engine, process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
   let failed = false;
   child.on('error', (error) => {
     // ENOENT, EACCES, ENOEXEC...; 'exit' may or may not follow, and must not overwrite this

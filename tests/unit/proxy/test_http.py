@@ -1,0 +1,218 @@
+"""The proxy's HTTP/1.1 server over a real loopback socket, byte by byte as clients send it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from flowproof.proxy import http
+from flowproof.proxy.http import Headers, Request, Response, json_response
+
+
+async def echo(request: Request) -> Response:
+    """Answers with what it was asked: the handler sees only whole, decoded requests."""
+    return json_response(
+        200,
+        {
+            "method": request.method,
+            "path": request.path,
+            "query": request.query_string,
+            "path_qs": request.path_qs,
+            "body": request.body.decode(),
+            "x-name": request.headers.get("X-NAME"),
+        },
+    )
+
+
+def exchange(raw: bytes, *, pause_after: int | None = None, read_until_close: bool = True) -> bytes:
+    """Send `raw` (in two writes split at `pause_after`, if given) and read what comes back."""
+
+    async def scenario() -> bytes:
+        server = await http.serve(echo, max_body=1000)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            if pause_after is None:
+                writer.write(raw)
+            else:
+                writer.write(raw[:pause_after])
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(raw[pause_after:])
+            await writer.drain()
+            if read_until_close:
+                data = await asyncio.wait_for(reader.read(), 10)
+            else:
+                data = await asyncio.wait_for(reader.readuntil(b"}"), 10)
+            writer.close()
+            return data
+        finally:
+            await server.cleanup()
+
+    return asyncio.run(scenario())
+
+
+def bodies(data: bytes) -> list[dict]:
+    """The JSON bodies of the responses in `data`, in order."""
+    found = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        if head.startswith(b"HTTP/1.1 100"):
+            data = rest
+            continue
+        fields = dict(line.split(b": ", 1) for line in head.split(b"\r\n")[1:])
+        length = int(fields[b"Content-Length"])
+        found.append(json.loads(rest[:length]))
+        data = rest[length:]
+    return found
+
+
+POST = b"POST /v1/chat%20x/completions?beta=true HTTP/1.1\r\nHost: x\r\nX-Name: one\r\n"
+
+
+def test_a_body_with_content_length_and_a_decoded_path() -> None:
+    data = exchange(POST + b'Content-Length: 7\r\nConnection: close\r\n\r\n{"a":1}', pause_after=40)
+    assert data.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert b"Connection: close" in data
+    [answer] = bodies(data)
+    assert answer == {
+        "method": "POST",
+        "path": "/v1/chat x/completions",
+        "query": "beta=true",
+        "path_qs": "/v1/chat%20x/completions?beta=true",
+        "body": '{"a":1}',
+        "x-name": "one",
+    }
+
+
+def test_a_chunked_body_with_a_trailer() -> None:
+    chunked = b'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3;ext=1\r\n{"a\r\n4\r\n":1}\r\n0\r\nX-T: 1\r\n\r\n'
+    [answer] = bodies(exchange(POST + chunked, pause_after=len(POST) + 60))
+    assert answer["body"] == '{"a":1}'
+
+
+def test_keep_alive_and_pipelined_requests_are_answered_in_order() -> None:
+    first = POST + b"Content-Length: 1\r\n\r\n1"
+    second = POST + b"Content-Length: 1\r\nConnection: close\r\n\r\n2"
+    answers = bodies(exchange(first + second))
+    assert [answer["body"] for answer in answers] == ["1", "2"]
+
+
+def test_expect_100_continue_is_answered_before_the_body_is_sent() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        server = await http.serve(echo)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(
+                POST + b"Content-Length: 2\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+            )
+            interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            writer.write(b"ok")
+            final = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            return interim, final
+        finally:
+            await server.cleanup()
+
+    interim, final = asyncio.run(scenario())
+    assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+    assert bodies(final)[0]["body"] == "ok"
+
+
+def test_http_1_0_closes_after_the_answer_unless_asked_to_keep_alive() -> None:
+    data = exchange(b"POST /v1/x HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+    assert b"Connection: close" in data and bodies(data)[0]["path"] == "/v1/x"
+
+
+def test_a_body_over_the_limit_is_refused_413_before_it_is_read() -> None:
+    data = exchange(POST + b"Content-Length: 5000\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
+    assert "over 1000 bytes" in bodies(data)[0]["error"]["message"]
+
+
+def test_a_malformed_request_line_is_refused_400() -> None:
+    data = exchange(b"GARBAGE\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert "not an HTTP request line: 'GARBAGE'" in bodies(data)[0]["error"]["message"]
+
+
+def test_a_bad_header_line_is_refused_400() -> None:
+    data = exchange(b"POST /v1/x HTTP/1.1\r\nno colon here\r\n\r\n")
+    assert data.startswith(b"HTTP/1.1 400 Bad Request\r\n")
+    assert "not a header line" in bodies(data)[0]["error"]["message"]
+
+
+def test_a_handler_that_raises_is_a_500_and_the_connection_closes() -> None:
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("bug")
+
+    async def scenario() -> bytes:
+        server = await http.serve(broken)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(POST + b"Content-Length: 0\r\n\r\n")
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            return data
+        finally:
+            await server.cleanup()
+
+    data = asyncio.run(scenario())
+    assert (
+        data.startswith(b"HTTP/1.1 500 Internal Server Error\r\n") and b"Connection: close" in data
+    )
+
+
+def test_a_streamed_answer_is_chunked() -> None:
+    async def frames(request: Request) -> Response:
+        return Response(
+            200, {"Content-Type": "text/event-stream"}, chunks=[b"data: 1\n\n", b"", b"data: 2\n\n"]
+        )
+
+    async def scenario() -> bytes:
+        server = await http.serve(frames)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(POST + b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            return data
+        finally:
+            await server.cleanup()
+
+    data = asyncio.run(scenario())
+    assert data.endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n")
+    assert b"Transfer-Encoding: chunked" in data
+
+
+def test_it_listens_on_loopback_only() -> None:
+    async def scenario() -> tuple[str, int]:
+        server = await http.serve(echo)
+        try:
+            address = server._server.sockets[0].getsockname()
+            return address[0], server.port
+        finally:
+            await server.cleanup()
+
+    host, port = asyncio.run(scenario())
+    assert host == "127.0.0.1" and port > 0
+
+
+def test_cleanup_closes_open_connections() -> None:
+    async def scenario() -> bytes:
+        server = await http.serve(echo)
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(POST + b"Content-Length: 1\r\n\r\n1")
+        await reader.readuntil(b"}")
+        await server.cleanup()
+        rest = await asyncio.wait_for(reader.read(), 10)  # EOF: the server let go
+        writer.close()
+        return rest
+
+    assert asyncio.run(scenario()) == b""
+
+
+def test_headers_are_case_insensitive_and_repeated_ones_joined() -> None:
+    headers = Headers([("X-Beta", "a"), ("x-beta", "b"), ("Accept", "json")])
+    assert headers["x-BETA"] == "a, b" and "ACCEPT" in headers
+    assert list(headers) == ["X-Beta", "Accept"] and len(headers) == 2
+    assert headers.get("missing") is None
