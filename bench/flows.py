@@ -114,29 +114,60 @@ def vcr_session(cassette: Path, env: dict[str, str], flows: int, work: Path) -> 
 
 
 def suite_wall(recorded: Path, flows: int, rounds: int) -> dict[str, Any]:
+    """`flowproof run -j 1` and `-j 2` over `flows` copies of the flow, and the agent run
+    `flows` times in a row against the canned stub (the floor), in turn each round: the
+    per-flow overhead inside a suite, where the engine's start-up is paid once per run."""
     work = Path(tempfile.mkdtemp(prefix="flowproof-bench-suite-"))
     directory = suite(recorded, work / "suite", flows)
-    wall: dict[int, list[float]] = {1: [], 2: []}
-    cpu: dict[int, list[float]] = {1: [], 2: []}
+    stub = CannedStub(recorded / "specs" / "flow.trace.json")
+    stub.start()
+    agent_env = bench_env(
+        OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="sk-bench-stub", FLOWPROOF_PROMPT=PROMPT
+    )
+    wall: dict[int, list[float]] = {0: [], 1: [], 2: []}
+    cpu: dict[int, list[float]] = {0: [], 1: [], 2: []}
     loads = []
-    for round_ in range(rounds):
-        order = (1, 2) if round_ % 2 == 0 else (2, 1)
-        for jobs in order:
-            w, c = run_once(
-                [PYTHON, "-m", "flowproof", "run", "-j", str(jobs), "specs"], bench_env(), directory
-            )
-            wall[jobs].append(w)
-            cpu[jobs].append(c)
-            loads.append(os.getloadavg()[0])
+    try:
+        for round_ in range(rounds):
+            order = (0, 1, 2) if round_ % 2 == 0 else (2, 1, 0)
+            for jobs in order:
+                if jobs == 0:
+                    w, c = _stub_runs(flows, agent_env)
+                else:
+                    w, c = run_once(
+                        [PYTHON, "-m", "flowproof", "run", "-j", str(jobs), "specs"],
+                        bench_env(),
+                        directory,
+                    )
+                wall[jobs].append(w)
+                cpu[jobs].append(c)
+                loads.append(os.getloadavg()[0])
+    finally:
+        stub.stop()
     ratio = median(wall[2]) / median(wall[1])
+    paired = [(j1 - floor) / flows for j1, floor in zip(wall[1], wall[0], strict=True)]
+    paired_cpu = [(j1 - floor) / flows for j1, floor in zip(cpu[1], cpu[0], strict=True)]
     return {
         "flows": flows,
         "rounds": rounds,
+        "stub_wall_ms": summary(wall[0]),
+        "stub_cpu_ms": summary(cpu[0]),
         "j1_wall_ms": summary(wall[1]),
         "j2_wall_ms": summary(wall[2]),
         "j1_cpu_ms": summary(cpu[1]),
         "j2_cpu_ms": summary(cpu[2]),
         "j2_over_j1": ratio,
+        "j1_added_ms_per_flow": summary(paired),
+        "j1_added_cpu_ms_per_flow": summary(paired_cpu),
         "load_average_1min_after_each": [round(x, 2) for x in loads],
         "at": time.strftime("%H:%M:%S"),
     }
+
+
+def _stub_runs(flows: int, env: dict[str, str]) -> tuple[float, float]:
+    """The agent against the stub `flows` times in a row: total wall and CPU ms."""
+    wall = cpu = 0.0
+    for _ in range(flows):
+        w, c = run_once([PYTHON, str(AGENT)], env, ROOT)
+        wall, cpu = wall + w, cpu + c
+    return wall, cpu

@@ -190,6 +190,13 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
     if "suite" in results:
         add(
+            f"per-flow overhead over the stub inside a {results['suite']['flows']}-flow run "
+            "(-j 1, median, paired)",
+            results["suite"]["j1_added_ms_per_flow"]["median"],
+            15.0,
+            "ms",
+        )
+        add(
             f"{results['suite']['flows']} flows: -j 2 wall / -j 1 wall",
             results["suite"]["j2_over_j1"],
             0.6,
@@ -251,7 +258,11 @@ def table(results: dict[str, Any]) -> str:
         s = results["suite"]
         lines.append(
             f"suite of {s['flows']} flows: -j 1 {s['j1_wall_ms']['median'] / 1000:.1f} s, "
-            f"-j 2 {s['j2_wall_ms']['median'] / 1000:.1f} s, ratio {s['j2_over_j1']:.2f}x"
+            f"-j 2 {s['j2_wall_ms']['median'] / 1000:.1f} s, ratio {s['j2_over_j1']:.2f}x; "
+            f"the agent {s['flows']} times against the stub "
+            f"{s['stub_wall_ms']['median'] / 1000:.1f} s: -j 1 adds "
+            f"{s['j1_added_ms_per_flow']['median']:.0f} ms per flow "
+            f"({s['j1_added_cpu_ms_per_flow']['median']:.0f} ms CPU)"
         )
     if "profile" in results:
         flow = results["profile"]["flow"]

@@ -204,7 +204,8 @@ def tool_then_text(name: str, arguments: dict[str, Any]) -> Callable[[dict], dic
     return decide
 
 
-def write_spec(project: Path, agent: MatrixAgent, *, declared: bool) -> Path:
+def write_spec(project: Path, agent: MatrixAgent, *, declared: bool, ignore: bool = True) -> Path:
+    """`declared`: with the agent's normalize: and (if `ignore`) ignore_fields: lines."""
     env = "".join(f"\n    {name}: '{value}'" for name, value in agent.env.items()) or " {}"
     spec = (
         textwrap.dedent(f"""\
@@ -225,7 +226,7 @@ def write_spec(project: Path, agent: MatrixAgent, *, declared: bool) -> Path:
     )
     if declared and agent.normalize:
         spec += f"normalize: [{', '.join(map(yaml_item, agent.normalize))}]\n"
-    if declared and agent.ignore_fields:
+    if declared and ignore and agent.ignore_fields:
         spec += f"ignore_fields: [{', '.join(map(yaml_item, agent.ignore_fields))}]\n"
     path = project / "specs" / f"{agent.id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,4 +305,9 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
         undeclared = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
         assert undeclared.code == 1, undeclared.output
         assert "matches no recorded turn" in undeclared.output, undeclared.output
-        assert agent.volatile in undeclared.output, undeclared.output
+    if declared and agent.ignore_fields:
+        # normalize: kept, ignore_fields: dropped: the divergence names the per-run field.
+        write_spec(elsewhere, agent, declared=True, ignore=False)
+        unignored = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
+        assert unignored.code == 1, unignored.output
+        assert f"{agent.volatile}:" in unignored.output, unignored.output
