@@ -72,7 +72,7 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             self.backends: dict[str, ReplayBackend] = {}
             self.served = 0
 
-        async def answer(self, dialect: Any, request: Any, headers: Any) -> Any:
+        async def answer(self, dialect: Any, request: Any, headers: Any, **how: Any) -> Any:
             cid = headers.get("x-bench-client", "")
             backend = self.backends.get(cid)
             if backend is None or backend.matcher.served == len(turns):

@@ -50,6 +50,16 @@ class Backend(Protocol):
 
 def make_app(backend: Backend, traffic: Traffic) -> Handler:
     async def handle(request: Request) -> Response:
+        try:
+            return await answer(request)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours fails the flow, in one line
+            traffic.fail(
+                f"flowproof's proxy failed on {request.method} {request.path_qs}: "
+                f"{type(exc).__name__}: {exc}"
+            )
+            return _error(500, "flowproof: internal error in the proxy; see the flowproof report")
+
+    async def answer(request: Request) -> Response:
         dialect = dialect_for_path(request.path)
         if dialect is not None and _is_websocket_upgrade(request):
             traffic.requests.append((request.method, request.path_qs, WEBSOCKET))
@@ -74,12 +84,12 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
             return _unservable(request, 400, "the request body is not JSON")
         if not isinstance(body, dict):
             return _unservable(request, 400, "the request body is JSON but not an object")
-        answer = await backend.answer(
+        answered = await backend.answer(
             dialect, body, request.headers, method=request.method, query=request.query_string
         )
-        if answer.status == 200 and wants_stream(body):
-            return _stream(dialect.render_stream(body, answer.body))
-        return json_response(answer.status, answer.body, answer.headers)
+        if answered.status == 200 and wants_stream(body):
+            return _stream(dialect.render_stream(body, answered.body))
+        return json_response(answered.status, answered.body, answered.headers)
 
     def _unservable(request: Request, status: int, why: str) -> Response:
         """Written down as a failed request before it is answered: an agent that copes with

@@ -208,3 +208,27 @@ def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
         "openai-project": "proj-1",
         "Authorization": "Bearer sk-real",
     }
+
+
+def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> None:
+    class Broken:
+        async def answer(self, *args: object, **kwargs: object) -> None:
+            raise KeyError("turns")
+
+    async def scenario() -> tuple[int, str, Traffic]:
+        traffic = Traffic()
+        runner, port = await serve(make_app(Broken(), traffic))  # type: ignore[arg-type]
+        try:
+            async with aiohttp.ClientSession() as client:
+                async with client.post(
+                    f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+                ) as reply:
+                    return reply.status, await reply.text(), traffic
+        finally:
+            await runner.cleanup()
+
+    status, body, traffic = asyncio.run(scenario())
+    assert status == 500 and "internal error in the proxy" in body
+    assert traffic.failures == [
+        "flowproof's proxy failed on POST /v1/chat/completions: KeyError: 'turns'"
+    ]
