@@ -24,6 +24,18 @@ def test_version_imports_no_heavy_module() -> None:
     assert done.stdout.splitlines() == ["flowproof 0.1.0", "HEAVY []"], done.stderr
 
 
+def test_the_run_path_imports_no_http_library() -> None:
+    """Replay has no network client, and pays for none: the proxy serves HTTP itself, and
+    aiohttp loads only when a record forwards, a `url:` flow triggers or an MCP server is
+    reached over HTTP."""
+    probe = (
+        "import sys, flowproof.cli.flows, flowproof.engine.run\n"
+        "print([m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'yarl', 'multidict')])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
 @pytest.mark.parametrize(
     "snippet", ["from aiohttp import ClientSession\n", "import aiohttp\naiohttp.ClientSession()\n"]
 )
