@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from flowproof.containment import _linux
 from flowproof.containment.bpf import NAMES, NR
 from flowproof.containment.findings import Findings, FsEvent
+from flowproof.containment.taskfiles import TaskFiles
 
 AT_FDCWD = -100
 AT_REMOVEDIR = 0x200
@@ -79,18 +80,21 @@ def _low_int(value: int) -> int:
 
 
 class FsObserver:
-    """The receiver thread's filesystem handler (its buffers are that thread's alone)."""
+    """The receiver thread's filesystem handler (its buffers and handles are that thread's
+    alone); `close` once the supervisor has stopped."""
 
     def __init__(self, listener: int, findings: Findings) -> None:
-        self._reader = _linux.StringReader()
+        self._files = TaskFiles(_linux.StringReader().read)
         self._responder = _linux.Responder(listener)
         self._findings = findings
 
-    def handle(self, notif: _linux.SeccompNotif) -> None:
-        data = notif.data
-        nr = data.nr
+    def close(self) -> None:
+        self._files.close()
+
+    def handle(self, notif: _linux.Notification) -> None:
+        nr = notif.nr
         shape = _SHAPES[nr]
-        args = data.args
+        args = notif[6:]  # notif.args, less a Python frame
         tid = notif.pid
         flags = _low_int(args[shape.flags]) if shape.flags is not None else 0
         if nr == _OPENAT2:  # its flags are in memory: struct open_how
@@ -103,29 +107,23 @@ class FsObserver:
             if not flags & os.O_TRUNC:
                 self._responder.proceed(notif.id)
                 return
+        files = self._files
         paths: list[RawPath] = []
         if shape.fd is not None:
-            paths.append((None, _readlink(f"/proc/{tid}/fd/{args[0] & 0xFFFFFFFF}")))
+            paths.append((None, files.readlink(tid, f"fd/{args[0] & 0xFFFFFFFF}")))
         for at, dirfd_at in shape.paths:
-            raw = self._reader.read(tid, args[at])
+            raw = files.read_string(tid, args[at])
             base = None
             if raw is not None and raw[:1] != b"/":
                 # Resolved now, before the answer: the agent may close that directory next.
                 dirfd = AT_FDCWD if dirfd_at is None else _low_int(args[dirfd_at])
-                where = f"/proc/{tid}/cwd" if dirfd == AT_FDCWD else f"/proc/{tid}/fd/{dirfd}"
-                base = _readlink(where) or UNRESOLVED
+                where = "cwd" if dirfd == AT_FDCWD else f"fd/{dirfd}"
+                base = files.readlink(tid, where) or UNRESOLVED
             paths.append((raw, base))
         # No ID_VALID: an answer to a task that has gone fails, which says the same, and then
         # the facts (read from whatever now has that pid) are dropped.
         if self._responder.proceed(notif.id):
             self._findings.fs_raw.append((nr, flags, tuple(paths), time.monotonic()))
-
-
-def _readlink(path: str) -> str | None:
-    try:
-        return os.readlink(path)
-    except OSError:
-        return None
 
 
 def open_flags(flags: int) -> str:

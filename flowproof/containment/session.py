@@ -94,6 +94,7 @@ async def contained_process(
                 netcalls.on_foreign,
                 observer.handle if supervision.observe_fs else None,
                 fsobserve.FS_NUMBERS,
+                receiver_done=observer.close,
             )
             supervisor.start()
             supervision.findings.started = _now()

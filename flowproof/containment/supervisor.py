@@ -153,10 +153,13 @@ class Supervisor:
     """Trapped network call name → its handler (netcalls.HANDLERS)."""
     foreign: Handler
     """The handler of a call from another ABI (i386 `int 0x80`, x32)."""
-    filesystem: Callable[[_linux.SeccompNotif], None] | None = None
+    filesystem: Callable[[_linux.Notification], None] | None = None
     """The filesystem observation's handler (fsobserve.FsObserver.handle), taking the raw
     notification: the hot path, kept free of the per-call object the network calls get."""
     filesystem_numbers: frozenset[int] = frozenset()
+    receiver_done: Callable[[], None] | None = None
+    """Called by the receiver thread as it ends: the filesystem handler's /proc handles are
+    that thread's, and are closed by it, never while it might still use them."""
     _jobs: queue.SimpleQueue[Callable[[], None] | None] = field(default_factory=queue.SimpleQueue)
     _in_flight: set[int] = field(default_factory=set)
     _interruptible: dict[int, Call] = field(default_factory=dict)
@@ -241,13 +244,21 @@ class Supervisor:
         # Blocking RECV (the GIL released), woken on the trapping task's CPU where the kernel
         # can (SYNC_WAKE_UP, 6.6+): across CPUs a poll() first costs several times more.
         self.sync_wake_up = _linux.set_sync_wake_up(self.listener)
-        notif = _linux.SeccompNotif()
-        receive, dispatch = _linux.receiver(self.listener, notif), self._dispatch
+        try:
+            self._receive_until_no_task_is_left()
+        finally:
+            if self.receiver_done is not None:
+                self.receiver_done()
+
+    def _receive_until_no_task_is_left(self) -> None:
+        receive, dispatch = _linux.receiver(self.listener), self._dispatch
         while True:
-            code = receive()
-            if code == 0:
-                dispatch(notif)
-            elif code == errno.EINTR:
+            got = receive()
+            if not isinstance(got, int):
+                dispatch(got)
+                continue
+            code = got
+            if code == errno.EINTR:
                 continue
             elif code == errno.ENOENT and not self._no_task_left():
                 continue  # that task died before we took its notification
@@ -259,18 +270,18 @@ class Supervisor:
         poller.register(self.listener, select.POLLIN)
         return any(event & select.POLLHUP for _, event in poller.poll(0))
 
-    def _dispatch(self, notif: _linux.SeccompNotif) -> None:
-        data = notif.data
-        if self.filesystem is not None and data.nr in self.filesystem_numbers:
-            if data.arch == AUDIT_ARCH_X86_64:
+    def _dispatch(self, notif: _linux.Notification) -> None:
+        nr, arch = notif.nr, notif.arch
+        if self.filesystem is not None and nr in self.filesystem_numbers:
+            if arch == AUDIT_ARCH_X86_64:
                 try:
                     self.filesystem(notif)
                 except Exception as exc:  # noqa: BLE001 - never leave the agent's task waiting
                     # Observation stops nothing, not even when it fails: let the call run.
-                    self.findings.fault(f"{NAMES.get(data.nr)}: {type(exc).__name__}: {exc}")
-                    Call(self.listener, notif.id, notif.pid, data.nr, data.arch, ()).proceed()
+                    self.findings.fault(f"{NAMES.get(nr)}: {type(exc).__name__}: {exc}")
+                    Call(self.listener, notif.id, notif.pid, nr, arch, ()).proceed()
                 return
-        call = Call(self.listener, notif.id, notif.pid, data.nr, data.arch, tuple(data.args))
+        call = Call(self.listener, notif.id, notif.pid, nr, arch, notif.args)
         try:
             if call.arch != AUDIT_ARCH_X86_64 or call.nr & X32_SYSCALL_BIT:
                 self.foreign(call, self)
