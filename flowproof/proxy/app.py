@@ -24,7 +24,7 @@ from aiohttp import web
 
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
-from flowproof.dialects.base import wants_stream
+from flowproof.dialects.base import Route
 from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = "127.0.0.1"
@@ -41,10 +41,10 @@ class Backend(Protocol):
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
-        """`method` and `query` as the agent sent them (record forwards both; a trace stores
-        neither)."""
+        """`method` as the agent sent it and what its path says (record forwards both; a
+        trace stores neither, but for the facts `route` folded into the body)."""
         ...
 
 
@@ -74,11 +74,15 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
             return _unservable(request, 400, "the request body is not JSON")
         if not isinstance(body, dict):
             return _unservable(request, 400, "the request body is JSON but not an object")
+        route = dialect.route(request.path, request.query_string)
+        stream = route.stream if route.stream is not None else dialect.wants_stream(body)
+        body = route.adopt(body)
         answer = await backend.answer(
-            dialect, body, request.headers, method=request.method, query=request.query_string
+            dialect, body, request.headers, method=request.method, route=route
         )
-        if answer.status == 200 and wants_stream(body):
-            return await _stream(request, dialect.render_stream(body, answer.body))
+        if answer.status == 200 and stream:
+            frames = dialect.render_stream(body, answer.body)
+            return await _stream(request, frames, dialect.stream_content_type)
         return _json(answer)
 
     def _unservable(request: web.Request, status: int, why: str) -> web.Response:
@@ -107,9 +111,9 @@ async def serve(app: web.Application, port: int = 0) -> tuple[web.AppRunner, int
     return runner, int(bound)
 
 
-async def _stream(request: web.Request, frames: Any) -> web.StreamResponse:
+async def _stream(request: web.Request, frames: Any, content_type: str) -> web.StreamResponse:
     response = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
     )
     await response.prepare(request)
     for frame in frames:
