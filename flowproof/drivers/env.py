@@ -12,7 +12,15 @@ PLACEHOLDER_KEY = "flowproof-placeholder-key"
 """Clients refuse to start without a key; the real one never reaches the agent."""
 
 WITH_V1 = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY")
-WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE")
+WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "GOOGLE_GEMINI_BASE_URL")
+"""Base URLs whose clients add the version themselves (google-genai adds `/v1`, @google/genai
+`/v1beta`)."""
+PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY")
+"""Keys every agent is given as the placeholder, so a client that needs one starts."""
+PLACEHOLDER_IF_SET = ("GEMINI_API_KEY",)
+"""Keys replaced by the placeholder only when the user's environment has them: the real key
+must not reach the agent, and setting one the user did not would make google-genai and
+@google/genai warn that both GOOGLE_API_KEY and GEMINI_API_KEY are set."""
 QUIET = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 """Calls some clients make outside the base URL (openai-agents posts traces to a fixed OpenAI
 address; litellm fetches a price list at import). Off by default so a replay stays offline and
@@ -48,8 +56,8 @@ def agent_environment(
     env = inherited_environment(environ)
     env.update({name: handles["proxy_url"] for name in WITH_V1})
     env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})
-    env["OPENAI_API_KEY"] = PLACEHOLDER_KEY
-    env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
+    env.update(dict.fromkeys(PLACEHOLDER_KEYS, PLACEHOLDER_KEY))
+    env.update({name: PLACEHOLDER_KEY for name in PLACEHOLDER_IF_SET if name in env})
     env["FLOWPROOF_PROMPT"] = prompt
     env.update({name: value for name, value in QUIET.items() if name not in environ})
     env.update(injected or {})
