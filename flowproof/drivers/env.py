@@ -12,10 +12,15 @@ PLACEHOLDER_KEY = "flowproof-placeholder-key"
 """Clients refuse to start without a key; the real one never reaches the agent."""
 
 WITH_V1 = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY")
-WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE", "GOOGLE_GEMINI_BASE_URL")
-"""Base URLs whose clients add the version themselves (google-genai adds `/v1`, @google/genai
-`/v1beta`)."""
-PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY")
+WITHOUT_V1 = (
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_BASE",
+    "GOOGLE_GEMINI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+)
+"""Base URLs whose clients add the rest of the path themselves (google-genai `/v1`, the
+AzureOpenAI client `/openai/...`)."""
+PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY")
 """Keys every agent is given as the placeholder, so a client that needs one starts."""
 PLACEHOLDER_IF_SET = ("GEMINI_API_KEY",)
 """Keys replaced by the placeholder only when the user's environment has them: the real key
@@ -25,8 +30,10 @@ QUIET = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "
 """Calls some clients make outside the base URL (openai-agents posts traces to a fixed OpenAI
 address; litellm fetches a price list at import). Off by default so a replay stays offline and
 fast; a flow that wants them sets the variable in agent.env."""
-WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM")
-"""flowproof's own record credentials: the agent talks to the proxy and needs neither."""
+WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM", "AZURE_OPENAI_AD_TOKEN")
+"""flowproof's own record credentials: the agent talks to the proxy and needs neither. An
+Azure AD token would also take precedence over the placeholder AZURE_OPENAI_API_KEY in the
+AzureOpenAI client, sending a real credential to the proxy."""
 
 
 def proxy_handles(port: int) -> dict[str, str]:

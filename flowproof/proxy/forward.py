@@ -170,6 +170,13 @@ class ForwardBackend:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
         url = self.upstream.url_for(dialect, route)
+        if not url.startswith(("http://", "https://")):
+            why = (
+                f"record has no upstream for {dialect.name}: set {dialect.upstream_variable} "
+                f"(or {OVERRIDE_VARIABLE}) in flowproof's environment"
+            )
+            self.traffic.fail(why)
+            return _refuse(dialect, f"flowproof: {why}")
         outbound = self.upstream.headers_for(dialect, headers)
         target = f"{url}?{route.query}" if route.query else url
         try:
