@@ -57,7 +57,7 @@ def make_app(backend: Backend, traffic: Traffic) -> web.Application:
         # path_qs: doctor shows the path as the agent sent it (`/v1/messages?beta=true`).
         traffic.requests.append((request.method, request.path_qs, dialect.name if dialect else "?"))
         if dialect is None:
-            markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
+            markers = ", ".join(_served_markers())
             return _unservable(
                 request,
                 404,
@@ -129,6 +129,13 @@ def _json(answer: Answer) -> web.Response:
     return web.Response(
         status=answer.status, text=body, content_type="application/json", headers=answer.headers
     )
+
+
+def _served_markers() -> list[str]:
+    """The path markers, less those that contain a shorter one (an Azure path ends in the
+    OpenAI one, so `/chat/completions` already says it)."""
+    markers = {d.path_marker for d in DialectBase._registry.values()}
+    return sorted(m for m in markers if not any(o != m and o in m for o in markers))
 
 
 def _is_websocket_upgrade(request: web.Request) -> bool:
