@@ -36,7 +36,7 @@ from flowproof.dialects.base import (
 )
 
 _PATH = re.compile(
-    r"(?P<version>/v1[a-z0-9]*)?/models/(?P<model>[^/:]+):"
+    r"(?P<version>/v1[a-z0-9]*)/models/(?P<model>[^/:]+):"
     r"(?P<method>streamGenerateContent|generateContent)$"
 )
 _PART_KINDS = (
@@ -56,7 +56,9 @@ placeholder credential next to flowproof's real one."""
 class Gemini(Dialect):
     name = "gemini"
     path_marker = "/models/<model>:generateContent"
-    path_pattern = r"/models/[^/:]+:(?:streamGenerateContent|generateContent)"
+    # The version right before `/models`: Vertex AI's `…/publishers/google/models/…` is
+    # another API (OAuth, another host) and is not served.
+    path_pattern = r"/v1[a-z0-9]*/models/[^/:]+:(?:streamGenerateContent|generateContent)"
     upstream_path = "/v1beta/models/gemini:generateContent"
     upstream_from_origin = True
     upstream_variable = "GOOGLE_GEMINI_BASE_URL"
@@ -67,7 +69,7 @@ class Gemini(Dialect):
         found = _PATH.search(path.rstrip("/"))
         if found is None:  # dialect_for_path matched the pattern, so only a bare marker
             return Route(self.upstream_path, query)
-        version = found["version"] or "/v1beta"
+        version = found["version"]
         kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True)]
         return Route(
             f"{version}/models/{found['model']}:generateContent",

@@ -58,6 +58,7 @@ def test_generate_content_paths_are_gemini(path: str) -> None:
         "/v1beta/models/gemini-2.5-flash:countTokens",
         "/v1beta/models/gemini-2.5-flash",
         "/v1beta/models/gemini-2.5-flash:generateContent/extra",
+        "/v1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash:generateContent",
     ],
 )
 def test_other_model_methods_are_not_served(path: str) -> None:
