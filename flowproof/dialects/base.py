@@ -1,8 +1,9 @@
 """The Dialect protocol, its registry keyed by path substring, and the tool-result mocks.
 
-A dialect is pure: it reads and rewrites parsed JSON bodies and renders SSE frames, and never
-touches a socket. The proxy picks one by a SUBSTRING of the request path, so a base URL with a
-doubled or missing `/v1` still reaches the right one.
+A dialect is pure: it reads and rewrites parsed JSON bodies and renders stream frames, and never
+touches a socket. The proxy picks one by a SUBSTRING of the request path (a pattern, for a path
+that carries a name), so a base URL with a doubled or missing `/v1` still reaches the right one.
+What a path says beside the body (a model, a deployment, a stream) is read once, as a `Route`.
 
 A dialect only TRANSLATES: where its bodies keep the tool calls and the tool results is said
 once per API by `tool_exchange`; what flowproof does with them (substituting mocked results,
@@ -338,9 +339,9 @@ def dialect_named(name: str) -> Dialect | None:
 
 
 def offered_tools(request: Any) -> tuple[str, ...]:
-    """Names of the tools a request offers, in order, in any of the three APIs: nested under
-    `function` (chat completions) or flat (Responses, Anthropic); a built-in tool that has no
-    name is shown by its `type`."""
+    """Names of the tools a request offers, in order, in the OpenAI and Anthropic shapes:
+    nested under `function` (chat completions, Ollama) or flat (Responses, Anthropic); a
+    built-in tool that has no name is shown by its `type`."""
     tools = request.get("tools") if isinstance(request, dict) else None
     return tuple(tool_name(tool) for tool in tools or [] if isinstance(tool, dict))
 
