@@ -16,8 +16,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-RECORD_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-"""Where `record` reads the upstream key from (first set wins); never stored, never shown."""
+SHARED_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+"""Where `record` reads the upstream key of the OpenAI and Anthropic APIs (first set wins)."""
+RECORD_KEY_VARIABLES = (
+    *SHARED_KEY_VARIABLES,
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "OLLAMA_API_KEY",
+)
+"""Every variable `record` may read an upstream key from (each dialect's `key_variables`, in
+its own order): never stored, never shown."""
 
 
 class Redactor:

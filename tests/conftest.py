@@ -18,7 +18,16 @@ pytest_plugins = ["pytester"]  # tests/e2e/test_pytest_plugin.py runs pytest on 
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "agents"
-STRIPPED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "FLOWPROOF_", "AGENT_")
+STRIPPED_PREFIXES = (
+    "OPENAI_",
+    "ANTHROPIC_",
+    "FLOWPROOF_",
+    "AGENT_",
+    "GOOGLE_",
+    "GEMINI_",
+    "AZURE_OPENAI_",
+    "OLLAMA_",
+)
 PROXY_VARIABLES = (
     "HTTP_PROXY",
     "HTTPS_PROXY",

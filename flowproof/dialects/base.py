@@ -1,8 +1,9 @@
 """The Dialect protocol, its registry keyed by path substring, and the tool-result mocks.
 
-A dialect is pure: it reads and rewrites parsed JSON bodies and renders SSE frames, and never
-touches a socket. The proxy picks one by a SUBSTRING of the request path, so a base URL with a
-doubled or missing `/v1` still reaches the right one.
+A dialect is pure: it reads and rewrites parsed JSON bodies and renders stream frames, and never
+touches a socket. The proxy picks one by a SUBSTRING of the request path (a pattern, for a path
+that carries a name), so a base URL with a doubled or missing `/v1` still reaches the right one.
+What a path says beside the body (a model, a deployment, a stream) is read once, as a `Route`.
 
 A dialect only TRANSLATES: where its bodies keep the tool calls and the tool results is said
 once per API by `tool_exchange`; what flowproof does with them (substituting mocked results,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -110,10 +112,64 @@ class ResultSlot:
     text_parts: tuple[str, ...] | None = None
     """When the content is a list of parts, the part types whose text is the result's text
     (None: every part's text)."""
+    as_object: bool = False
+    """True when the API takes the content as a JSON object, not text (Gemini's
+    `functionResponse.response`): its text is its JSON, and a mocked result is written as an
+    object (a value that is not one is wrapped as `{"output": value}`, Gemini's own key)."""
 
     @property
     def text(self) -> str:
+        if self.as_object:
+            value = self.holder.get(self.key)
+            return json.dumps(value, ensure_ascii=False) if value is not None else ""
         return join_text(self.holder.get(self.key), self.text_parts)
+
+    def fill(self, mocked: str) -> None:
+        """Write a mocked result's text into the body, in the form the API takes."""
+        if not self.as_object:
+            self.holder[self.key] = mocked
+            return
+        try:
+            value = json.loads(mocked)
+        except ValueError:
+            value = mocked
+        self.holder[self.key] = value if isinstance(value, dict) else {"output": value}
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a request's path and query say beside its body, read once by `Dialect.route`.
+
+    Most APIs say everything in the body. Gemini names the model and the streaming choice in
+    the path (`/v1beta/models/<model>:streamGenerateContent`) and Azure the deployment
+    (`/openai/deployments/<deployment>/chat/completions`); those facts are matched like any
+    other, so they are folded into the body flowproof compares and stores (`adopt`), and taken
+    out again before record forwards it (`outbound`).
+    """
+
+    upstream_path: str
+    """Appended to the upstream base when recording."""
+    query: str = ""
+    """The query string record forwards (a trace never stores it)."""
+    stream: bool | None = None
+    """Whether the client asked for a stream, when the path says so; None: the body says."""
+    path_fields: tuple[tuple[str, str], ...] = ()
+    """(body key, value) of the facts the path carries, in the order they lead the body."""
+
+    def adopt(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` with the path's facts as its first keys (a body key of the same name is
+        replaced: the path is what the API obeys)."""
+        if not self.path_fields:
+            return body
+        names = {name for name, _ in self.path_fields}
+        return {**dict(self.path_fields), **{k: v for k, v in body.items() if k not in names}}
+
+    def outbound(self, body: Any) -> Any:
+        """`body` as the upstream expects it: without the facts `adopt` folded in."""
+        if not self.path_fields or not isinstance(body, dict):
+            return body
+        names = {name for name, _ in self.path_fields}
+        return {key: value for key, value in body.items() if key not in names}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +200,19 @@ class Dialect:
 
     name: ClassVar[str]
     path_marker: ClassVar[str]
-    """A substring of the request path that selects this dialect."""
+    """A substring of the request path that selects this dialect (as shown to a user)."""
+    path_pattern: ClassVar[str | None] = None
+    """A regular expression in its place, for an API whose path carries a name
+    (`/models/<model>:generateContent`); None: the marker, literally."""
     upstream_path: ClassVar[str]
     """Appended to the upstream base URL (which includes `/v1`) when recording."""
+    upstream_from_origin: ClassVar[bool] = False
+    """True when the upstream path starts at the host (`/v1beta/models/…`, `/openai/…`,
+    `/api/chat`): the `/v1` ending FLOWPROOF_AGENT_UPSTREAM is dropped before it."""
+    key_variables: ClassVar[tuple[str, ...] | None] = None
+    """Where record reads this API's key, first set wins; None: the shared list
+    (`redaction.SHARED_KEY_VARIABLES`)."""
+    stream_content_type: ClassVar[str] = "text/event-stream"
     upstream_variable: ClassVar[str] = "OPENAI_BASE_URL"
     """The variable, in flowproof's own environment, naming this API's upstream when
     FLOWPROOF_AGENT_UPSTREAM is not set."""
@@ -199,6 +265,20 @@ class Dialect:
     def envelope(self, request: Any) -> Envelope:
         raise NotImplementedError
 
+    # -- what the path says -----------------------------------------------------------------
+    def route(self, path: str, query: str) -> Route:
+        """The facts of a request's path (a path `dialect_for_path` gave this dialect)."""
+        return Route(self.upstream_path, query)
+
+    def wants_stream(self, request: Any) -> bool:
+        """Whether a body asks for a stream (when its path does not say, `Route.stream`)."""
+        return wants_stream(request)
+
+    def upstream_body(self, request: Any) -> Any:
+        """The body record sends upstream: always a request for one complete answer, since
+        the trace keeps answers whole and a streaming client is served a synthesized stream."""
+        return without_transport(request)
+
     def auth_headers(self, key: str) -> dict[str, str]:
         """How the upstream of this API expects the key (a bare key is Bearer-wrapped)."""
         value = key if key.lower().startswith("bearer ") else f"Bearer {key}"
@@ -217,7 +297,7 @@ class Dialect:
             elif isinstance(event, ResultSlot):
                 mocked = ledger.mocked_result(event.call_id)
                 if mocked is not None:
-                    event.holder[event.key] = mocked
+                    event.fill(mocked)
         return request
 
     def render_stream(self, request: Any, response: Any) -> Sequence[bytes]:
@@ -237,16 +317,21 @@ def dialect_for_path(path: str) -> Dialect | None:
 
     A doubled or missing `/v1` in front still routes; a sub-resource such as
     `/v1/messages/count_tokens` (a different, billed endpoint) or
-    `/v1/chat/completions/{id}/messages` is not a model call this proxy serves.
+    `/v1/chat/completions/{id}/messages` is not a model call this proxy serves. Coming first is
+    also what tells an Azure path (`/openai/deployments/<d>/chat/completions`) from the plain
+    OpenAI one it ends with.
     """
     tail = path.rstrip("/")
-    found = [
-        (tail.find(d.path_marker), d) for d in Dialect._registry.values() if d.path_marker in tail
-    ]
+    found = [(hit, d) for d in Dialect._registry.values() if (hit := _marker_in(d, tail))]
     if not found:
         return None
-    _, first = min(found, key=lambda pair: pair[0])
-    return first if tail.endswith(first.path_marker) else None
+    hit, first = min(found, key=lambda pair: pair[0].start())
+    return first if hit.end() == len(tail) else None
+
+
+def _marker_in(dialect: Dialect, path: str) -> re.Match[str] | None:
+    """The first place the dialect's marker (or pattern) occurs in `path`."""
+    return re.search(dialect.path_pattern or re.escape(dialect.path_marker), path)
 
 
 def dialect_named(name: str) -> Dialect | None:
@@ -254,9 +339,9 @@ def dialect_named(name: str) -> Dialect | None:
 
 
 def offered_tools(request: Any) -> tuple[str, ...]:
-    """Names of the tools a request offers, in order, in any of the three APIs: nested under
-    `function` (chat completions) or flat (Responses, Anthropic); a built-in tool that has no
-    name is shown by its `type`."""
+    """Names of the tools a request offers, in order, in the OpenAI and Anthropic shapes:
+    nested under `function` (chat completions, Ollama) or flat (Responses, Anthropic); a
+    built-in tool that has no name is shown by its `type`."""
     tools = request.get("tools") if isinstance(request, dict) else None
     return tuple(tool_name(tool) for tool in tools or [] if isinstance(tool, dict))
 

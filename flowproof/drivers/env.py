@@ -12,13 +12,31 @@ PLACEHOLDER_KEY = "flowproof-placeholder-key"
 """Clients refuse to start without a key; the real one never reaches the agent."""
 
 WITH_V1 = ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY")
-WITHOUT_V1 = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE")
+WITHOUT_V1 = (
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_BASE",
+    "GOOGLE_GEMINI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+)
+"""Base URLs whose clients add the rest of the path themselves (google-genai `/v1`, the
+AzureOpenAI client `/openai/...`)."""
+PLACEHOLDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY")
+"""Keys every agent is given as the placeholder, so a client that needs one starts."""
+PLACEHOLDER_IF_SET = ("GEMINI_API_KEY", "OLLAMA_API_KEY")
+"""Keys replaced by the placeholder only when the user's environment has them: the real key
+must not reach the agent, and setting one the user did not would make google-genai and
+@google/genai warn that both GOOGLE_API_KEY and GEMINI_API_KEY are set (and a local Ollama
+needs no key at all)."""
+ORIGIN_ONLY = ("OLLAMA_HOST",)
+"""Variables that name the server itself, which the client adds `/api/...` to."""
 QUIET = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 """Calls some clients make outside the base URL (openai-agents posts traces to a fixed OpenAI
 address; litellm fetches a price list at import). Off by default so a replay stays offline and
 fast; a flow that wants them sets the variable in agent.env."""
-WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM")
-"""flowproof's own record credentials: the agent talks to the proxy and needs neither."""
+WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM", "AZURE_OPENAI_AD_TOKEN")
+"""flowproof's own record credentials: the agent talks to the proxy and needs neither. An
+Azure AD token would also take precedence over the placeholder AZURE_OPENAI_API_KEY in the
+AzureOpenAI client, sending a real credential to the proxy."""
 
 
 def proxy_handles(port: int) -> dict[str, str]:
@@ -47,9 +65,9 @@ def agent_environment(
     `spec_env`."""
     env = inherited_environment(environ)
     env.update({name: handles["proxy_url"] for name in WITH_V1})
-    env.update({name: handles["proxy_url_no_v1"] for name in WITHOUT_V1})
-    env["OPENAI_API_KEY"] = PLACEHOLDER_KEY
-    env["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
+    env.update({name: handles["proxy_url_no_v1"] for name in (*WITHOUT_V1, *ORIGIN_ONLY)})
+    env.update(dict.fromkeys(PLACEHOLDER_KEYS, PLACEHOLDER_KEY))
+    env.update({name: PLACEHOLDER_KEY for name in PLACEHOLDER_IF_SET if name in env})
     env["FLOWPROOF_PROMPT"] = prompt
     env.update({name: value for name, value in QUIET.items() if name not in environ})
     env.update(injected or {})

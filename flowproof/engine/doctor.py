@@ -29,6 +29,7 @@ from pathlib import Path
 from flowproof import __version__
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import (
+    ORIGIN_ONLY,
     WITH_V1,
     WITHOUT_V1,
     agent_environment,
@@ -174,7 +175,7 @@ def _zero_hint() -> list[str]:
     return [
         "Zero means the agent's model client did not use the base URL flowproof injects:",
         f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/v1",
-        f"  {', '.join(WITHOUT_V1)} = http://127.0.0.1:<port>",
+        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>",
         "If your client reads another variable (or a config file), map it in the spec's "
         "agent.env with a handle:",
         '  MY_CLIENT_BASE_URL: "${flowproof.proxy_url}"        # includes /v1',

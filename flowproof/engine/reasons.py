@@ -7,7 +7,7 @@ service ended is consulted only to explain a failure, never to excuse one.
 from __future__ import annotations
 
 from flowproof.drivers.command import AgentOutcome
-from flowproof.drivers.env import WITH_V1, WITHOUT_V1
+from flowproof.drivers.env import ORIGIN_ONLY, WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
 from flowproof.proxy.traffic import Traffic
 from flowproof.trace.model import MODEL_LANE
@@ -78,7 +78,7 @@ def _no_requests(driven: AgentOutcome | TriggerOutcome, port: int) -> str:
             f"the agent exited with code {driven.exit_code} before making any model request"
             + _tail("its stderr ended with", driven.stderr_tail)
         )
-    variables = ", ".join((*WITH_V1, *WITHOUT_V1))
+    variables = ", ".join((*WITH_V1, *WITHOUT_V1, *ORIGIN_ONLY))
     return (
         "the agent made no model requests to flowproof's proxy, so nothing was recorded or "
         "served. Its model client most likely does not read the base URL flowproof injects "

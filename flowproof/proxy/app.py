@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
-from flowproof.dialects.base import wants_stream
+from flowproof.dialects.base import Route
 from flowproof.proxy import http
 from flowproof.proxy.http import Handler, Request, Response, Server, json_response
 from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
@@ -41,10 +41,10 @@ class Backend(Protocol):
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
-        """`method` and `query` as the agent sent them (record forwards both; a trace stores
-        neither)."""
+        """`method` as the agent sent it and what its path says (record forwards both; a
+        trace stores neither, but for the facts `route` folded into the body)."""
         ...
 
 
@@ -67,7 +67,7 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
         # path_qs: doctor shows the path as the agent sent it (`/v1/messages?beta=true`).
         traffic.requests.append((request.method, request.path_qs, dialect.name if dialect else "?"))
         if dialect is None:
-            markers = ", ".join(sorted(d.path_marker for d in DialectBase._registry.values()))
+            markers = ", ".join(_served_markers())
             return _unservable(
                 request,
                 404,
@@ -84,11 +84,15 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
             return _unservable(request, 400, "the request body is not JSON")
         if not isinstance(body, dict):
             return _unservable(request, 400, "the request body is JSON but not an object")
+        route = dialect.route(request.path, request.query_string)
+        stream = route.stream if route.stream is not None else dialect.wants_stream(body)
+        body = route.adopt(body)
         answered = await backend.answer(
-            dialect, body, request.headers, method=request.method, query=request.query_string
+            dialect, body, request.headers, method=request.method, route=route
         )
-        if answered.status == 200 and wants_stream(body):
-            return _stream(dialect.render_stream(body, answered.body))
+        if answered.status == 200 and stream:
+            frames = dialect.render_stream(body, answered.body)
+            return _stream(frames, dialect.stream_content_type)
         return json_response(answered.status, answered.body, answered.headers)
 
     def _unservable(request: Request, status: int, why: str) -> Response:
@@ -107,10 +111,15 @@ async def serve(handler: Handler, port: int = 0) -> tuple[Server, int]:
     return server, server.port
 
 
-def _stream(frames: Sequence[bytes]) -> Response:
-    return Response(
-        200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, chunks=frames
-    )
+def _stream(frames: Sequence[bytes], content_type: str) -> Response:
+    return Response(200, {"Content-Type": content_type, "Cache-Control": "no-cache"}, chunks=frames)
+
+
+def _served_markers() -> list[str]:
+    """The path markers, less those that contain a shorter one (an Azure path ends in the
+    OpenAI one, so `/chat/completions` already says it)."""
+    markers = {d.path_marker for d in DialectBase._registry.values()}
+    return sorted(m for m in markers if not any(o != m and o in m for o in markers))
 
 
 def _is_websocket_upgrade(request: Request) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect
+from flowproof.dialects.base import Dialect, Route
 from flowproof.proxy.traffic import Answer, Traffic
 from flowproof.trace.model import MODEL_LANE, Turn
 
@@ -26,7 +26,7 @@ class CannedBackend:
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
         response = dialect.text_response(request, CANNED_TEXT)
         self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))

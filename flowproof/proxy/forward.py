@@ -18,22 +18,28 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
-from flowproof.dialects.base import Dialect, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
-from flowproof.redaction import RECORD_KEY_VARIABLES
+from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
 from flowproof.trace.model import MODEL_LANE, Turn
 
 if TYPE_CHECKING:
     import aiohttp
 
 OVERRIDE_VARIABLE = "FLOWPROOF_AGENT_UPSTREAM"
-BASE_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+BASE_VARIABLES = (
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+    "OLLAMA_HOST",
+)
 FORWARDED_PREFIXES = ("anthropic-", "openai-")
 """Client headers with these prefixes are the providers' own (beta flags, API versions,
 organisation and project): forwarded at record, never stored."""
@@ -64,10 +70,15 @@ class Upstream:
     environment. `key` never leaves this process except in the outbound auth header."""
 
     override: str | None
-    """FLOWPROOF_AGENT_UPSTREAM: one base URL (with `/v1`) for every dialect."""
+    """FLOWPROOF_AGENT_UPSTREAM: one base URL (with `/v1`) for every dialect; a dialect whose
+    upstream path starts at the host (`upstream_from_origin`) takes it without the `/v1`."""
     bases: Mapping[str, str]
-    """The per-API variables (OPENAI_BASE_URL, ANTHROPIC_BASE_URL) as they were at start."""
+    """The per-API variables (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, ...) as they were at start."""
     key: str | None
+    """The key of the dialects that read the shared list (SHARED_KEY_VARIABLES)."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Every record key variable that was set, by name, for the dialects with a list of
+    their own (`Dialect.key_variables`)."""
 
     def __repr__(self) -> str:  # keep the key out of any log or traceback
         return f"Upstream(override={self.override!r}, key={'***' if self.key else None})"
@@ -75,26 +86,45 @@ class Upstream:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Upstream:
         bases = {name: environ[name] for name in BASE_VARIABLES if environ.get(name)}
-        key = next((environ[v] for v in RECORD_KEY_VARIABLES if environ.get(v)), None)
-        return cls(override=environ.get(OVERRIDE_VARIABLE) or None, bases=bases, key=key)
+        keys = {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}
+        key = next((keys[name] for name in SHARED_KEY_VARIABLES if name in keys), None)
+        return cls(environ.get(OVERRIDE_VARIABLE) or None, bases, key, keys)
 
-    def url_for(self, dialect: Dialect) -> str:
+    def key_for(self, dialect: Dialect) -> str | None:
+        if dialect.key_variables is None:
+            return self.key
+        return next((self.keys[v] for v in dialect.key_variables if v in self.keys), None)
+
+    def url_for(self, dialect: Dialect, route: Route | None = None) -> str:
         if self.override:
-            base = self.override
+            base = self.override.rstrip("/")
+            if dialect.upstream_from_origin:
+                base = base.removesuffix("/v1")
         elif dialect.upstream_variable in self.bases:
-            base = self.bases[dialect.upstream_variable].rstrip("/")
+            base = _with_scheme(self.bases[dialect.upstream_variable].rstrip("/"))
             if dialect.upstream_variable_adds_v1 and not base.endswith("/v1"):
                 base += "/v1"
         else:
             base = dialect.default_upstream
-        return base.rstrip("/") + dialect.upstream_path
+        path = route.upstream_path if route is not None else dialect.upstream_path
+        return base.rstrip("/") + path
 
     def headers_for(self, dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         headers.update(forwarded_headers(dialect, incoming))
-        if self.key:
-            headers.update(dialect.auth_headers(self.key))
+        key = self.key_for(dialect)
+        if key:
+            headers.update(dialect.auth_headers(key))
         return headers
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every key this upstream holds, for scrubbing what an upstream echoes."""
+        return tuple({*self.keys.values(), *([self.key] if self.key else [])})
+
+
+def _with_scheme(base: str) -> str:
+    """OLLAMA_HOST is often written `127.0.0.1:11434`, with no scheme: Ollama takes it as http."""
+    return base if "://" in base else f"http://{base}"
 
 
 class ForwardBackend:
@@ -130,22 +160,30 @@ class ForwardBackend:
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
         if self.traffic.failures:
             return _refuse(dialect, "flowproof: this recording has already failed")
+        route = route or Route(dialect.upstream_path)
         try:
-            request = without_transport(dialect.substitute_tool_results(request, self.mocks))
+            request = dialect.upstream_body(dialect.substitute_tool_results(request, self.mocks))
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
         import aiohttp  # record only: replay never loads a network client (nor pays its import)
 
-        url = self.upstream.url_for(dialect)
+        url = self.upstream.url_for(dialect, route)
+        if not url.startswith(("http://", "https://")):
+            why = (
+                f"record has no upstream for {dialect.name}: set {dialect.upstream_variable} "
+                f"(or {OVERRIDE_VARIABLE}) in flowproof's environment"
+            )
+            self.traffic.fail(why)
+            return _refuse(dialect, f"flowproof: {why}")
         outbound = self.upstream.headers_for(dialect, headers)
-        target = f"{url}?{query}" if query else url
+        target = f"{url}?{route.query}" if route.query else url
         try:
-            status, text = await self._call(method, target, request, outbound)
+            status, text = await self._call(method, target, route.outbound(request), outbound)
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
         except aiohttp.ClientError as exc:
@@ -169,9 +207,8 @@ class ForwardBackend:
             )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
         stored = self.normalizer.to_placeholders(response)
-        self.traffic.add(
-            MODEL_LANE, Turn(dialect.name, self.normalizer.to_placeholders(request), stored)
-        )
+        kept = self.normalizer.to_placeholders(without_transport(request))
+        self.traffic.add(MODEL_LANE, Turn(dialect.name, kept, stored))
         return Answer(200, self.normalizer.from_placeholders(stored))
 
     async def _call(
@@ -205,8 +242,8 @@ class ForwardBackend:
             return reply.status, await reply.text(errors="replace")
 
     def _scrub(self, text: str) -> str:
-        if self.upstream.key:
-            text = text.replace(self.upstream.key, "***")
+        for secret in self.upstream.secrets():
+            text = text.replace(secret, "***")
         return text if len(text) <= _BODY_SHOWN else text[:_BODY_SHOWN] + "…"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
@@ -43,7 +43,7 @@ class KeepMatchingBackend:
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
         try:
             substituted = dialect.substitute_tool_results(request, self.mocks)
@@ -52,9 +52,7 @@ class KeepMatchingBackend:
             normalized = None  # the forward backend says why
         index = None if normalized is None else self.kept.claim(dialect.name, normalized)
         if index is None:
-            return await self.forward.answer(
-                dialect, request, headers, method=method, query=query
-            )
+            return await self.forward.answer(dialect, request, headers, method=method, route=route)
         recorded = self.kept.turns[index]
         self.traffic.kept.add(len(self.traffic.turns))
         turn = Turn(dialect.name, without_transport(normalized), recorded.response)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
@@ -44,9 +44,10 @@ class ReplayBackend:
         headers: Mapping[str, str],
         *,
         method: str = "POST",
-        query: str = "",
+        route: Route | None = None,
     ) -> Answer:
-        """`method` and `query` are not part of matching (a trace holds bodies only)."""
+        """`method` and the route's query are not part of matching (a trace holds bodies only;
+        what the route folds into the body is)."""
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.

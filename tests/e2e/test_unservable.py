@@ -20,7 +20,8 @@ UNSERVABLE = {
     "raw-empty-body": "(400): POST /v1/chat/completions: the request body is empty",
     "raw-embeddings": (
         "(404): POST /v1/embeddings: no model API at /v1/embeddings; paths containing "
-        "/chat/completions, /messages, /responses are served"
+        "/api/chat, /chat/completions, /messages, /models/<model>:generateContent, "
+        "/responses are served"
     ),
     "raw-get": "(405): GET /v1/chat/completions: GET is not a model call; use POST",
 }

@@ -1,10 +1,15 @@
-"""A scripted model server, speaking all three dialects, that the tests start on loopback.
+"""A scripted model server, speaking every dialect, that the tests start on loopback.
 
 It plays a model whose decisions are written in advance: the n-th request gets the n-th
 scripted step (or, for a callable step, whatever it decides from the request body). A step is
-dialect-neutral (`calls(...)` or `text(...)`); it is rendered as a chat completion, a Responses
-object or an Anthropic message by the path the request came in on. Every request is kept,
-headers included, so tests can check what flowproof forwarded.
+dialect-neutral (`calls(...)` or `text(...)`); it is rendered as a chat completion (OpenAI and
+Azure), a Responses object, an Anthropic message, a Gemini GenerateContentResponse or an
+Ollama chat response by the path the request came in on. Every request is kept, headers
+included, so tests can check what flowproof forwarded.
+
+Like the real services it is strict where flowproof could get a provider wrong: Gemini's
+generateContent takes the model in the path and answers 400 to a body that carries one, and
+Ollama streams NDJSON unless the body says `"stream": false`.
 """
 
 from __future__ import annotations
@@ -134,11 +139,68 @@ def render_anthropic(step: Step, body: dict, serial: int) -> dict:
     }
 
 
+def render_gemini(step: Step, body: dict, serial: int) -> dict:
+    parts: list[dict[str, Any]] = []
+    if step.get("content") is not None:
+        parts.append({"text": step["content"]})
+    for c in step.get("tool_calls") or []:  # Gemini calls carry no id
+        parts.append({"functionCall": {"name": c["name"], "args": json.loads(c["arguments"])}})
+    return {
+        "candidates": [
+            {"content": {"parts": parts, "role": "model"}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 10,
+            "candidatesTokenCount": 5,
+            "totalTokenCount": 15,
+        },
+        "modelVersion": "gemini-scripted-001",
+        "responseId": f"scripted-{serial}",
+    }
+
+
+def render_ollama(step: Step, body: dict, serial: int) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": step.get("content") or ""}
+    if step.get("tool_calls"):
+        message["tool_calls"] = [
+            {"function": {"name": c["name"], "arguments": json.loads(c["arguments"])}}
+            for c in step["tool_calls"]
+        ]
+    return {
+        "model": body.get("model", "scripted"),
+        "created_at": f"2026-12-01T00:00:{serial:02d}Z",
+        "message": message,
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 1000,
+        "load_duration": 10,
+        "prompt_eval_count": 10,
+        "prompt_eval_duration": 100,
+        "eval_count": 5,
+        "eval_duration": 100,
+    }
+
+
 RENDERERS = (
     ("/chat/completions", render_chat),
     ("/responses", render_responses),
     ("/messages", render_anthropic),
+    (":generateContent", render_gemini),
+    ("/api/chat", render_ollama),
 )
+
+
+def refusal(path: str, body: Any) -> web.Response | None:
+    """What the real service would refuse, or stream, where flowproof must ask for one
+    complete answer."""
+    if ":generateContent" in path and isinstance(body, dict) and "model" in body:
+        error = {"code": 400, "message": 'Invalid JSON payload received. Unknown name "model"'}
+        return web.json_response({"error": error}, status=400)
+    if "/api/chat" in path and isinstance(body, dict) and body.get("stream", True) is not False:
+        chunk = {"model": body.get("model"), "message": {"role": "assistant", "content": "x"}}
+        lines = json.dumps({**chunk, "done": False}) + "\n" + json.dumps({**chunk, "done": True})
+        return web.Response(text=lines + "\n", content_type="application/x-ndjson")
+    return None
 
 
 @dataclass
@@ -180,6 +242,9 @@ class ScriptedUpstream:
             return web.Response(
                 status=self.fail_status, text=self.fail_body, content_type="application/json"
             )
+        refused = refusal(request.path, body)
+        if refused is not None:
+            return refused
         step = self.script[index] if index < len(self.script) else text("(script exhausted)")
         if callable(step):  # a model that decides from the request, not from its position
             step = step(body)

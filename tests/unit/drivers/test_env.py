@@ -22,11 +22,33 @@ def test_injects_proxy_urls_placeholder_keys_and_prompt_and_withholds_secrets() 
     assert env["PATH"] == "/bin" and env["FLOWPROOF_PROMPT"] == "Book it"
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY"):
         assert env[name] == "http://127.0.0.1:4646/v1"
-    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"):
+    for name in (
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_BASE",
+        "GOOGLE_GEMINI_BASE_URL",
+        "AZURE_OPENAI_ENDPOINT",
+        "OLLAMA_HOST",
+    ):
         assert env[name] == "http://127.0.0.1:4646"
-    assert env["OPENAI_API_KEY"] == env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY"):
+        assert env[name] == PLACEHOLDER_KEY
+    assert "GEMINI_API_KEY" not in env and "OLLAMA_API_KEY" not in env
     assert "FLOWPROOF_AGENT_KEY" not in env and "FLOWPROOF_AGENT_UPSTREAM" not in env
     assert "sk-real" not in env.values()
+
+
+def test_provider_keys_in_the_users_environment_never_reach_the_agent() -> None:
+    environ = {
+        "GOOGLE_API_KEY": "g-real",
+        "GEMINI_API_KEY": "gm-real",
+        "AZURE_OPENAI_API_KEY": "az-real",
+        "AZURE_OPENAI_AD_TOKEN": "ad-real",
+        "OLLAMA_API_KEY": "ol-real",
+    }
+    env = agent_environment(environ, HANDLES, "p", {})
+    assert not {"g-real", "gm-real", "az-real", "ad-real", "ol-real"} & set(env.values())
+    assert env["GEMINI_API_KEY"] == env["OLLAMA_API_KEY"] == PLACEHOLDER_KEY
+    assert "AZURE_OPENAI_AD_TOKEN" not in env
 
 
 def test_agent_env_is_applied_last_with_handles() -> None:

@@ -44,10 +44,10 @@ def test_the_model_lane_gives_bodies_timeline_and_trajectory() -> None:
 
 
 def test_a_lane_of_an_unknown_kind_or_dialect_is_refused() -> None:
-    with pytest.raises(TraceError, match="no lane kind 'gemini' in this flowproof"):
-        lanes.all_bodies((Lane("gemini.x", ()),))
-    trace = Trace.from_turns((Turn("gemini", REQUEST, RESPONSE),), "9")
-    with pytest.raises(TraceError, match="t.json: turn 1 has unknown dialect 'gemini'"):
+    with pytest.raises(TraceError, match="no lane kind 'bedrock_converse' in this flowproof"):
+        lanes.all_bodies((Lane("bedrock_converse.x", ()),))
+    trace = Trace.from_turns((Turn("bedrock_converse", REQUEST, RESPONSE),), "9")
+    with pytest.raises(TraceError, match="t.json: turn 1 has unknown dialect 'bedrock_converse'"):
         lanes.check_lanes(trace, "t.json")
 
 

@@ -106,8 +106,8 @@ async def send_raw(
             "/v1/embeddings",
             b"{}",
             404,
-            "no model API at /v1/embeddings; paths containing /chat/completions, /messages, "
-            "/responses are served",
+            "no model API at /v1/embeddings; paths containing /api/chat, /chat/completions, "
+            "/messages, /models/<model>:generateContent, /responses are served",
         ),
         ("GET", "/v1/chat/completions", None, 405, "GET is not a model call; use POST"),
     ],

@@ -265,8 +265,8 @@ def test_long_json_collapses_behind_details() -> None:
 
 
 def test_a_turn_of_an_unknown_dialect_still_renders() -> None:
-    flow = make_flow(timeline=[{"turn": 1, "dialect": "gemini", "known": False}])
-    assert "gemini (not readable by this flowproof)" in render_html(make_record([flow]))
+    flow = make_flow(timeline=[{"turn": 1, "dialect": "bedrock_converse", "known": False}])
+    assert "bedrock_converse (not readable by this flowproof)" in render_html(make_record([flow]))
 
 
 # --- contract --------------------------------------------------------------------------------
