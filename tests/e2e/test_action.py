@@ -131,6 +131,6 @@ def test_flowproof_run_never_imports_the_github_client(recorded: Path, tmp_path:
         text=True,
         timeout=120,
     )
-    # aiohttp is loaded (the replay proxy serves with it); the GitHub client module is not.
-    assert done.stdout.splitlines()[-1] == "EXIT 0 LOADED [] AIOHTTP True", done.stderr
+    # Neither the GitHub client module nor aiohttp (replay serves HTTP itself, proxy/http.py).
+    assert done.stdout.splitlines()[-1] == "EXIT 0 LOADED [] AIOHTTP False", done.stderr
     assert summary.read_text(encoding="utf-8").strip()
