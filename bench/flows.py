@@ -22,6 +22,7 @@ from bench.lib.stub import CannedStub
 
 VCR_AGENT = ROOT / "bench" / "vcr_agent.py"
 VCR_SESSION = ROOT / "bench" / "vcr_session"
+INPROCESS_SESSION = ROOT / "bench" / "inprocess_session"
 
 
 def per_flow(recorded: Path, rounds: int, session_flows: int, warmup: int = 1) -> dict[str, Any]:
@@ -43,6 +44,11 @@ def per_flow(recorded: Path, rounds: int, session_flows: int, warmup: int = 1) -
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     session: list[float] = []
+    in_process: list[float] = []
+    in_process_env = bench_env(
+        BENCH_FLOWPROOF_SPEC=str(recorded / "specs" / "flow.yaml"),
+        FLOWPROOF_RUNS_DIR=str(work / "in-process-runs"),
+    )
     every = max(1, math.ceil(rounds / 4))
     try:
         for round_ in range(warmup + rounds):
@@ -52,7 +58,9 @@ def per_flow(recorded: Path, rounds: int, session_flows: int, warmup: int = 1) -
                     wall[name].append(w)
                     cpu[name].append(c)
             if round_ >= warmup and (round_ - warmup) % every == 0:
-                session += vcr_session(cassette, agent_env, session_flows, work)
+                vcr_env = {**agent_env, "BENCH_VCR_CASSETTE": str(cassette)}
+                session += pytest_session(VCR_SESSION, vcr_env, session_flows, work)
+                in_process += pytest_session(INPROCESS_SESSION, in_process_env, session_flows, work)
     finally:
         stub.stop()
     floor, cpu_floor = median(wall["stub"]), median(cpu["stub"])
@@ -77,18 +85,22 @@ def per_flow(recorded: Path, rounds: int, session_flows: int, warmup: int = 1) -
         "ratio": median(session) / floor,
         "note": "in-session time of one flow (the session's own start-up excluded)",
     }
+    figures["flowproof in process, one pytest session"] = {
+        "wall_ms": summary(in_process),
+        "ratio": median(in_process) / floor,
+        "vs_vcrpy_session": median(in_process) / median(session),
+        "note": "the flowproof_flow fixture, same sessions' shape as vcrpy's, interleaved",
+    }
     return {"rounds": rounds, "turns_per_flow": 10, "figures": figures}
 
 
-def vcr_session(cassette: Path, env: dict[str, str], flows: int, work: Path) -> list[float]:
-    times = work / "vcr-times.txt"
+def pytest_session(session: Path, env: dict[str, str], flows: int, work: Path) -> list[float]:
+    """One pytest session of `flows` tests (bench/vcr_session or bench/inprocess_session, each
+    with its own empty pytest.ini): the in-session milliseconds of each flow but the first,
+    which warms the session."""
+    times = work / f"{session.name}-times.txt"
     times.unlink(missing_ok=True)
-    session_env = {
-        **env,
-        "BENCH_VCR_CASSETTE": str(cassette),
-        "BENCH_VCR_FLOWS": str(flows),
-        "BENCH_VCR_TIMES": str(times),
-    }
+    session_env = {**env, "BENCH_FLOWS": str(flows), "BENCH_TIMES": str(times)}
     done = subprocess.run(
         [
             PYTHON,
@@ -98,19 +110,21 @@ def vcr_session(cassette: Path, env: dict[str, str], flows: int, work: Path) -> 
             "-p",
             "no:cacheprovider",
             "-c",
-            str(VCR_SESSION / "pytest.ini"),
-            str(VCR_SESSION / "test_vcr_flows.py"),
+            str(session / "pytest.ini"),
+            *(str(test) for test in session.glob("test_*.py")),
         ],
         env=session_env,
-        cwd=VCR_SESSION,
+        cwd=session,
         capture_output=True,
         text=True,
         timeout=600,
     )
     if done.returncode != 0:
-        raise SystemExit(f"the vcrpy session failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"the {session.name} pytest session failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     samples = [float(line) for line in times.read_text().split()]
-    return samples[1:] if len(samples) > 1 else samples  # the first flow warms the session
+    return samples[1:] if len(samples) > 1 else samples
 
 
 def suite_wall(recorded: Path, flows: int, rounds: int) -> dict[str, Any]:

@@ -152,8 +152,17 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
 
     if "flow" in results:
-        added = results["flow"]["figures"]["flowproof run"]["paired_added_ms"]["median"]
-        add("per-flow overhead over the stub (median, paired)", added, 15.0, "ms")
+        figures = results["flow"]["figures"]
+        added = figures["flowproof run"]["paired_added_ms"]["median"]
+        add("per-flow overhead, a process per flow (median, paired)", added, 15.0, "ms")
+        in_process = figures.get("flowproof in process, one pytest session")
+        if in_process is not None:
+            add(
+                "in-process fixture per flow (x vcrpy in one pytest session)",
+                in_process["vs_vcrpy_session"],
+                1.5,
+                "x",
+            )
     if "throughput" in results:
         for cell in results["throughput"]["cells"]:
             kind = "streaming" if cell["stream"] else "JSON"

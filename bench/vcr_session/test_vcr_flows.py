@@ -1,5 +1,5 @@
-"""bench/agent10.py replayed by vcrpy inside one pytest session: BENCH_VCR_FLOWS tests, each
-one flow, each timing itself into BENCH_VCR_TIMES (one line of milliseconds per flow)."""
+"""bench/agent10.py replayed by vcrpy inside one pytest session: BENCH_FLOWS tests, each
+one flow, each timing itself into BENCH_TIMES (one line of milliseconds per flow)."""
 
 import os
 import sys
@@ -12,7 +12,7 @@ from openai import OpenAI
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import agent10  # noqa: E402
 
-FLOWS = int(os.environ.get("BENCH_VCR_FLOWS", "5"))
+FLOWS = int(os.environ.get("BENCH_FLOWS", "5"))
 
 
 @pytest.mark.parametrize("number", range(FLOWS))
@@ -22,5 +22,5 @@ def test_flow(number):
         reply = agent10.run(OpenAI(max_retries=0), os.environ["FLOWPROOF_PROMPT"])
     elapsed = (time.perf_counter() - started) * 1000
     assert "booked" in reply
-    with open(os.environ["BENCH_VCR_TIMES"], "a") as times:
+    with open(os.environ["BENCH_TIMES"], "a") as times:
         times.write(f"{elapsed}\n")
