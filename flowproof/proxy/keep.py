@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, ToolMocks
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.app import Backend
+from flowproof.proxy.replay import matchable, served
 from flowproof.proxy.traffic import Answer, Traffic
-from flowproof.trace.model import MODEL_LANE, Turn
 
 
 class KeepMatchingBackend:
@@ -46,15 +46,11 @@ class KeepMatchingBackend:
         route: Route | None = None,
     ) -> Answer:
         try:
-            substituted = dialect.substitute_tool_results(request, self.mocks)
-            normalized = self.normalizer.to_placeholders(substituted)
+            normalized = matchable(dialect, request, self.mocks, self.normalizer)
         except ToolResultsExhausted:
             normalized = None  # the forward backend says why
         index = None if normalized is None else self.kept.claim(dialect.name, normalized)
         if index is None:
             return await self.forward.answer(dialect, request, headers, method=method, route=route)
-        recorded = self.kept.turns[index]
         self.traffic.kept.add(len(self.traffic.turns))
-        turn = Turn(dialect.name, without_transport(normalized), recorded.response)
-        self.traffic.add(MODEL_LANE, turn)
-        return Answer(200, self.normalizer.from_placeholders(recorded.response))
+        return served(dialect, normalized, self.kept.turns[index], self.traffic, self.normalizer)

@@ -14,6 +14,7 @@ from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
+from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.trace.model import MODEL_LANE, Turn
@@ -55,8 +56,7 @@ class ReplayBackend:
                 dialect, "flowproof: this replay has already failed; see the flowproof report"
             )
         try:
-            request = dialect.substitute_tool_results(request, self.mocks)
-            request = self.normalizer.to_placeholders(request)
+            request = matchable(dialect, request, self.mocks, self.normalizer)
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
@@ -65,9 +65,7 @@ class ReplayBackend:
             found = self._explain(number, dialect, request)
             self.traffic.diverge(found)
             return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
-        response = self.matcher.turns[index].response
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), response))
-        return Answer(200, self.normalizer.from_placeholders(response))
+        return served(dialect, request, self.matcher.turns[index], self.traffic, self.normalizer)
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
         closest = self.matcher.closest(dialect.name, request)
@@ -77,6 +75,22 @@ class ReplayBackend:
         return divergence.explain(
             number, closest, turn.dialect, turn.request, dialect, request, self.matcher.ignored
         )
+
+
+def matchable(dialect: Dialect, request: Any, mocks: ToolMocks, normalizer: Normalizer) -> Any:
+    """The request as it is matched against recorded turns: mocked tool results substituted,
+    the flow's `normalize:` facts turned into placeholders (as record stored them). Raises
+    ToolResultsExhausted when a mock's `results:` ran out."""
+    return normalizer.to_placeholders(dialect.substitute_tool_results(request, mocks))
+
+
+def served(
+    dialect: Dialect, request: Any, recorded: Turn, traffic: Traffic, normalizer: Normalizer
+) -> Answer:
+    """Serve `recorded` for the matched `request`: the turn is written into the traffic with
+    the request as it came (transport keys out), and answered with today's values."""
+    traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), recorded.response))
+    return Answer(200, normalizer.from_placeholders(recorded.response))
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:
