@@ -140,6 +140,8 @@ class _Connection(asyncio.Protocol):
         self._task: asyncio.Task[None] | None = None
         self._continued = False
         """100 Continue already sent for the request at the head of the buffer."""
+        self._client_done = False
+        """The client shut down its sending side: answer what it sent, then close."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -151,6 +153,16 @@ class _Connection(asyncio.Protocol):
         self._transport = None
         if self._task is not None:
             self._task.cancel()
+
+    def eof_received(self) -> bool:
+        # A client may send its request and shut down its sending side at once: it is still
+        # waiting for the answer, so keep the transport open for writing until it is given.
+        self._client_done = True
+        if not self._busy:
+            self._next()
+            if not self._busy and self._transport is not None:
+                self._transport.close()
+        return True
 
     def abort(self) -> None:
         if self._transport is not None:
@@ -191,10 +203,10 @@ class _Connection(asyncio.Protocol):
         transport.write(_encode(response, keep_alive, head_only=request.method == "HEAD"))
         self._busy = False
         self._task = None
-        if not keep_alive:
-            transport.close()
-        elif self._buffer:
+        if self._buffer and keep_alive:
             self._next()
+        if not keep_alive or (self._client_done and not self._busy):
+            transport.close()
 
     def _maybe_continue(self) -> None:
         """Tell a client that waits for it (`Expect: 100-continue`) to send its body."""

@@ -216,3 +216,22 @@ def test_headers_are_case_insensitive_and_repeated_ones_joined() -> None:
     assert headers["x-BETA"] == "a, b" and "ACCEPT" in headers
     assert list(headers) == ["X-Beta", "Accept"] and len(headers) == 2
     assert headers.get("missing") is None
+
+
+def test_a_client_that_shuts_down_its_sending_side_still_gets_its_answers() -> None:
+    async def scenario() -> bytes:
+        server = await http.serve(echo)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(
+                POST + b"Content-Length: 1\r\n\r\n1" + POST + b"Content-Length: 1\r\n\r\n2"
+            )
+            await writer.drain()
+            writer.write_eof()  # half-close: the requests are all there, the answers are not
+            data = await asyncio.wait_for(reader.read(), 10)  # and then the server closes
+            writer.close()
+            return data
+        finally:
+            await server.cleanup()
+
+    assert [answer["body"] for answer in bodies(asyncio.run(scenario()))] == ["1", "2"]
