@@ -232,7 +232,7 @@ def techniques(bin_dir: Path, unix: Path) -> list[Technique]:
         Technique(
             "signal storm during trapped connects",
             [c("signal_storm"), DECLARED, UNDECLARED, str(TCP)],
-            "stormed lies=0",
+            "stormed lies=0 after=refused",
             ref(f"{UNDECLARED}:{TCP}"),
             needs="signal_storm",
         ),
