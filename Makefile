@@ -6,7 +6,8 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: install demo test lint freeze release-archive dist channels bench bench-quick
 
-$(VENV)/.installed: pyproject.toml
+# setup.py builds the one compiled part (containment/_fsloop.c) in place.
+$(VENV)/.installed: pyproject.toml setup.py flowproof/containment/_fsloop.c
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'

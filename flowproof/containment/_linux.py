@@ -225,10 +225,18 @@ _RESPONSE = struct.Struct("=QqiI")
 assert _NOTIFICATION.size == ctypes.sizeof(SeccompNotif) == 80 and _RESPONSE.size == 24
 
 
-def receiver(listener: int) -> Callable[[], Notification | int]:
-    """A callable that receives the next notification → it, or the errno: the receive loop's
-    whole cost per notification. fcntl.ioctl (the standard library's, with the GIL released
-    while it blocks) costs a fraction of a ctypes call."""
+Receive = Callable[[], Notification | int]
+"""Receives the next notification → it, or the errno the receive failed with."""
+
+
+def notification(raw: bytes | bytearray) -> Notification:
+    """The 80 bytes of a struct seccomp_notif, unpacked."""
+    return tuple.__new__(Notification, _NOTIFICATION.unpack_from(raw))  # less a Python frame
+
+
+def receiver(listener: int) -> Receive:
+    """The receive loop's whole cost per notification, in Python. fcntl.ioctl (the standard
+    library's, with the GIL released while it blocks) costs a fraction of a ctypes call."""
     buffer = bytearray(_NOTIFICATION.size)
     empty = bytes(_NOTIFICATION.size)
     ioctl, unpack, new = fcntl.ioctl, _NOTIFICATION.unpack_from, tuple.__new__

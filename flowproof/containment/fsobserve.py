@@ -7,10 +7,13 @@ trap fires on the call's NUMBER) is certain, the path is best-effort. A path tha
 is shown as `<unresolved>`, never dropped. Ordinary opens never get here: the filter tests
 O_TRUNC in the kernel.
 
-This is the hot path of a contained run (an `rm -rf` is one notification per file), so the
-receiver does only what must happen before the answer: read the path, resolve a relative one
-against the directory it is relative to (which the agent may close right after), answer, and
-keep the raw facts. Decoding and wording wait for the report.
+This is the hot path of a contained run (an `rm -rf` is one notification per file, and the
+agent waits for each answer), so the receiver does only what must happen before the answer:
+read the path, resolve a relative one against the directory it is relative to (which the agent
+may close right after), answer, and keep the raw facts. Decoding and wording wait for the
+report. Where the compiled loop was built (_fsloop.c, by setup.py) it does exactly that for
+every call whose shape is paths and flags, in C, and hands the rest back: the Python below is
+the reference it follows (`_SHAPES` is its table) and what runs everywhere else.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from flowproof.containment import _linux
 from flowproof.containment.bpf import NAMES, NR
@@ -65,6 +70,42 @@ _SHAPES = {
 }
 FS_NUMBERS = frozenset(_SHAPES)
 _OPENAT2 = NR["openat2"]
+_NONE = 0xFF
+
+
+def _compiled_shapes() -> bytes:
+    """`_SHAPES` as the compiled loop reads them: six bytes per x86_64 syscall number below
+    512 (how many paths; each path's argument and its dirfd's; the flags' argument; 0xFF for
+    none, a dirfd of none meaning the cwd). A count of zero hands the call back to Python:
+    ftruncate (a path from an fd) and openat2 (flags in memory) are rare, and stay here."""
+    table = bytearray(512 * 6)
+    for nr, shape in _SHAPES.items():
+        if shape.fd is not None or nr == _OPENAT2:
+            continue
+        row = [len(shape.paths), _NONE, _NONE, _NONE, _NONE, _NONE]
+        for index, (at, dirfd_at) in enumerate(shape.paths):
+            row[1 + 2 * index] = at
+            row[2 + 2 * index] = _NONE if dirfd_at is None else dirfd_at
+        if shape.flags is not None:
+            row[5] = shape.flags
+        table[nr * 6 : nr * 6 + 6] = bytes(row)
+    return bytes(table)
+
+
+Observe = Callable[[int, bytes, str, list[Any]], tuple[int, bytes | None]]
+
+
+def _compiled_loop() -> Observe | None:
+    try:
+        from flowproof.containment._fsloop import observe
+    except ImportError:  # not built with this install (no compiler, another OS)
+        return None
+    return observe
+
+
+COMPILED_LOOP = _compiled_loop()
+"""The compiled receive loop, or None where this install has none (doctor says so)."""
+_COMPILED_SHAPES = _compiled_shapes()
 
 RawPath = tuple[bytes | None, str | None]
 """(the path as read, or None when unreadable; the directory a relative one is relative to)."""
@@ -87,9 +128,26 @@ class FsObserver:
         self._files = TaskFiles(_linux.StringReader().read)
         self._responder = _linux.Responder(listener)
         self._findings = findings
+        self._compiled = COMPILED_LOOP
 
     def close(self) -> None:
         self._files.close()
+
+    def receiver(self, listener: int) -> _linux.Receive:
+        """The supervisor's receive: with the compiled loop, the filesystem calls it takes are
+        observed and answered before it returns, and only the rest (the network calls,
+        ftruncate, openat2, a call from another ABI) come back for `handle` and the
+        dispatcher. Without it, every notification comes back."""
+        observe = self._compiled
+        if observe is None:
+            return _linux.receiver(listener)
+        shapes, sink, unpack = _COMPILED_SHAPES, self._findings.fs_raw, _linux.notification
+
+        def receive() -> _linux.Notification | int:
+            code, raw = observe(listener, shapes, UNRESOLVED, sink)
+            return code if raw is None else unpack(raw)
+
+        return receive
 
     def handle(self, notif: _linux.Notification) -> None:
         nr = notif.nr

@@ -94,6 +94,7 @@ async def contained_process(
                 netcalls.on_foreign,
                 observer.handle if supervision.observe_fs else None,
                 fsobserve.FS_NUMBERS,
+                receiver=observer.receiver if supervision.observe_fs else _linux.receiver,
                 receiver_done=observer.close,
             )
             supervisor.start()

@@ -157,6 +157,9 @@ class Supervisor:
     """The filesystem observation's handler (fsobserve.FsObserver.handle), taking the raw
     notification: the hot path, kept free of the per-call object the network calls get."""
     filesystem_numbers: frozenset[int] = frozenset()
+    receiver: Callable[[int], _linux.Receive] = _linux.receiver
+    """The listener → its receive (the filesystem observation's, fsobserve.FsObserver.receiver,
+    observes the calls it can on the way and returns the rest)."""
     receiver_done: Callable[[], None] | None = None
     """Called by the receiver thread as it ends: the filesystem handler's /proc handles are
     that thread's, and are closed by it, never while it might still use them."""
@@ -251,7 +254,7 @@ class Supervisor:
                 self.receiver_done()
 
     def _receive_until_no_task_is_left(self) -> None:
-        receive, dispatch = _linux.receiver(self.listener), self._dispatch
+        receive, dispatch = self.receiver(self.listener), self._dispatch
         while True:
             got = receive()
             if not isinstance(got, int):
