@@ -10,7 +10,9 @@ it), interleaved round by round so load on a shared machine falls on both alike:
   everything the agent does that is not network or destructive filesystem (target <= 1 us);
 - a trapped, allowed connect: socket + connect + close to a loopback listener, the connect
   performed by the supervisor on its duplicate of the socket;
-- `rm -rf` of 5,000 files: every unlinkat reported by filesystem observation (target <= 3x).
+- `rm -rf` of 5,000 files: every unlinkat reported by filesystem observation (target <= 3x),
+  by the compiled receive loop (containment/_fsloop.c) and, for reference, by the Python loop
+  an install without it runs (fsobserve.py).
 
 Loopback only: nothing here leaves the machine.
 """
@@ -34,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from flowproof.containment import fsobserve  # noqa: E402
 from flowproof.containment.findings import Findings  # noqa: E402
 from flowproof.containment.pins import PinnedPolicy  # noqa: E402
 from flowproof.containment.policy import Policy  # noqa: E402
@@ -113,11 +116,24 @@ def _contained() -> Launcher:
 
 
 async def _measure(argv: list[str], launcher: Launcher) -> float:
-    command = " ".join(map(repr, argv)) if False else subprocess.list2cmdline(argv)
+    command = subprocess.list2cmdline(argv)
     outcome = await run_command(command, dict(os.environ), 120.0, asyncio.Event(), launcher)
     if outcome.exit_code != 0:
         raise SystemExit(f"{command} failed: {outcome.stderr_tail}")
     return float(outcome.stdout_tail.split()[-1])
+
+
+COMPILED_LOOP = fsobserve.COMPILED_LOOP
+PYTHON_LOOP = "contained, Python loop"
+
+
+def _run(argv: list[str], kind: str) -> float:
+    launcher = PLAIN if kind == "plain" else _contained()
+    fsobserve.COMPILED_LOOP = None if kind == PYTHON_LOOP else COMPILED_LOOP
+    try:
+        return asyncio.run(_measure(argv, launcher))
+    finally:
+        fsobserve.COMPILED_LOOP = COMPILED_LOOP
 
 
 def main() -> int:
@@ -147,13 +163,17 @@ def main() -> int:
             str(work / f"tree-{time.monotonic_ns()}"),
         ],
     }
-    samples: dict[str, dict[str, list[float]]] = {
-        name: {"plain": [], "contained": []} for name in cases
-    }
+    rm = "rm -rf 5000 files (ms)"
+    kinds = {name: ["plain", "contained"] for name in cases}
+    if COMPILED_LOOP is not None:
+        kinds[rm].append(PYTHON_LOOP)
+    else:
+        print("note: the compiled filesystem loop is not built here; contained is the Python loop")
+    samples = {name: {kind: [] for kind in kinds[name]} for name in cases}
     for _ in range(options.rounds):
         for name, argv in cases.items():
-            for kind, launcher in (("plain", PLAIN), ("contained", _contained())):
-                samples[name][kind].append(asyncio.run(_measure(argv(), launcher)))
+            for kind in kinds[name]:
+                samples[name][kind].append(_run(argv(), kind))
     shutil.rmtree(work, ignore_errors=True)
     medians = {
         name: {kind: statistics.median(values) for kind, values in kinds.items()}
@@ -161,16 +181,19 @@ def main() -> int:
     }
     getppid_m = medians["getppid (us/call)"]
     connect_m = medians["connect, loopback (us/op)"]
-    rm_m = medians["rm -rf 5000 files (ms)"]
+    rm_m = medians[rm]
     results = {
         "untrapped syscall tax (us)": getppid_m["contained"] - getppid_m["plain"],
         "trapped allowed connect tax (us)": connect_m["contained"] - connect_m["plain"],
         "rm -rf 5000 files (ratio)": rm_m["contained"] / rm_m["plain"],
     }
+    if PYTHON_LOOP in rm_m:
+        results["rm -rf 5000 files, Python loop (ratio)"] = rm_m[PYTHON_LOOP] / rm_m["plain"]
     print(f"egress containment, median of {options.rounds} interleaved rounds")
-    print(f"{'measure':<28} {'plain':>10} {'contained':>10}")
-    for name, kinds in medians.items():
-        print(f"{name:<28} {kinds['plain']:>10.3f} {kinds['contained']:>10.3f}")
+    print(f"{'measure':<28} {'plain':>10} {'contained':>10} {'Python loop':>12}")
+    for name, by_kind in medians.items():
+        python = f"{by_kind[PYTHON_LOOP]:>12.3f}" if PYTHON_LOOP in by_kind else ""
+        print(f"{name:<28} {by_kind['plain']:>10.3f} {by_kind['contained']:>10.3f} {python}")
     print()
     over = []
     for name, value in results.items():

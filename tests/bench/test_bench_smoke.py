@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -45,3 +47,35 @@ def test_the_tiny_bench_writes_figures_and_verdicts(tmp_path: Path) -> None:
     assert "40-turn trace: peak RSS" in targets
     assert all(isinstance(t["met"], bool) for t in targets.values())
     assert "targets" in done.stdout and "large trace" in done.stdout
+
+
+def test_the_egress_bench_measures_both_filesystem_loops(tmp_path: Path) -> None:
+    from flowproof.containment.fsobserve import COMPILED_LOOP
+    from flowproof.containment.probe import capability
+
+    if not capability().contained:
+        pytest.skip(f"this host gives {capability().tier}")
+    results = tmp_path / "egress.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "egress.py"),
+            "--rounds",
+            "1",
+            "--json",
+            str(results),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(results.read_text())
+    rm = document["medians"]["rm -rf 5000 files (ms)"]
+    assert rm["plain"] > 0 and rm["contained"] > 0, rm
+    ratios = document["results"]
+    assert ratios["rm -rf 5000 files (ratio)"] > 0, ratios  # one round: a figure, not a verdict
+    if COMPILED_LOOP is not None:
+        assert rm["contained, Python loop"] > 0
+        assert "rm -rf 5000 files, Python loop (ratio)" in ratios
