@@ -45,7 +45,7 @@ typedef struct {
     char base[PATH_LIMIT];
 } path_t;
 
-static long page_size;
+static __u64 page_size = 4096;
 
 static int low_int(__u64 value) { return (int)(__u32)value; }
 
@@ -56,7 +56,7 @@ static int read_string(pid_t tid, __u64 address, path_t *path) {
     if (address == 0) return 0;
     while (have < PATH_LIMIT) {
         __u64 at = address + have;
-        size_t length = page_size - (at % page_size);
+        size_t length = (size_t)(page_size - at % page_size);
         if (length > PATH_LIMIT - have) length = PATH_LIMIT - have;
         struct iovec local = {path->text + have, length};
         struct iovec remote = {(void *)(uintptr_t)at, length};
@@ -217,8 +217,8 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__fsloop(void) {
-    page_size = sysconf(_SC_PAGESIZE);
-    if (page_size <= 0) page_size = 4096;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0) page_size = (__u64)page;
     _Static_assert(sizeof(struct seccomp_notif) == 80, "struct seccomp_notif is 80 bytes");
     return PyModule_Create(&module);
 }

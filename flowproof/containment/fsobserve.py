@@ -141,11 +141,16 @@ class FsObserver:
         observe = self._compiled
         if observe is None:
             return _linux.receiver(listener)
-        shapes, sink, unpack = _COMPILED_SHAPES, self._findings.fs_raw, _linux.notification
+        shapes, findings, unpack = _COMPILED_SHAPES, self._findings, _linux.notification
 
         def receive() -> _linux.Notification | int:
-            code, raw = observe(listener, shapes, UNRESOLVED, sink)
-            return code if raw is None else unpack(raw)
+            while True:
+                try:
+                    code, raw = observe(listener, shapes, UNRESOLVED, findings.fs_raw)
+                except MemoryError:  # making the event, after its answer: only it is lost
+                    findings.fault("filesystem observation: out of memory for an event")
+                    continue
+                return code if raw is None else unpack(raw)
 
         return receive
 
