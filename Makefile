@@ -35,6 +35,7 @@ demo: install
 
 lint: install
 	ruff check .
+	ruff format --check .
 	mypy --strict flowproof
 
 test: install lint

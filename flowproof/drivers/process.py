@@ -126,7 +126,7 @@ _SPAWN_WAIT_SECONDS = 10.0
 
 @asynccontextmanager
 async def owned_process(
-    spawn: Awaitable[asyncio.subprocess.Process]
+    spawn: Awaitable[asyncio.subprocess.Process],
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """Await `spawn` and mark the process it started as one flowproof started and owns
     (`_LIVE_LEADERS`) for as long as the block runs. No stop looks for orphans from the

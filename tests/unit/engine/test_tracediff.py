@@ -36,8 +36,12 @@ def test_an_mcp_lane_diff_names_changed_calls_and_arguments() -> None:
         return Call({"method": "tools/call", "params": {"name": tool, "arguments": arguments}}, {})
 
     old = [Call({"method": "initialize"}, {}), call("read", path="/a")]
-    new = [Call({"method": "initialize"}, {}), Notice({"method": "n"}, 1), call("read", path="/b"),
-           call("delete", path="/b")]
+    new = [
+        Call({"method": "initialize"}, {}),
+        Notice({"method": "n"}, 1),
+        call("read", path="/b"),
+        call("delete", path="/b"),
+    ]
     lines = diff_mcp_lanes(old, new)
     assert lines[0].startswith("tool calls: previously initialize → tools/call read; now ")
     assert "now also calls tools/call delete" in lines[0]

@@ -12,7 +12,8 @@ from flowproof.spec.load import load_spec
 
 def warnings_for(tmp_path: Path, mcp: str) -> list[str]:
     path = tmp_path / "guard.yaml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         name: guard
         app: agent
         agent:
@@ -20,12 +21,15 @@ def warnings_for(tmp_path: Path, mcp: str) -> list[str]:
         tools:
           - name: delete_file
             result: { ok: true }
-        """) + mcp + textwrap.dedent("""\
+        """)
+        + mcp
+        + textwrap.dedent("""\
         steps:
           - prompt: delete it
           - assert_no_tool_call: delete_file
           - assert_no_tool_call: files/delete_file
-        """))
+        """)
+    )
     return uncovered_tools(load_spec(path))
 
 

@@ -45,7 +45,9 @@ def test_a_call_is_answered_as_one_json_body_with_the_agent_s_id() -> None:
             assert reply.headers["Content-Type"].startswith("application/json")
             assert reply.headers["Mcp-Session-Id"] == "flowproof-replay"
             assert await reply.json() == {
-                "jsonrpc": "2.0", "id": 7, "result": {"protocolVersion": "2025-11-25"}
+                "jsonrpc": "2.0",
+                "id": 7,
+                "result": {"protocolVersion": "2025-11-25"},
             }
         async with post(client, url, {"jsonrpc": "2.0", "method": "notifications/x"}) as reply:
             assert reply.status == 202
@@ -67,7 +69,8 @@ def test_notifications_are_re_emitted_on_the_get_stream_and_a_second_get_is_a_40
         while not line.startswith(b"data:"):
             line = await asyncio.wait_for(stream.content.readline(), 5)
         assert json.loads(line[5:]) == {
-            "jsonrpc": "2.0", "method": "notifications/tools/list_changed"
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
         }
         stream.close()
 
@@ -90,8 +93,9 @@ def test_a_path_without_mcp_is_not_the_endpoint() -> None:
     async def test(client: aiohttp.ClientSession, url: str) -> None:
         async with client.post(url.replace("/mcp", "/v1/tools"), data="{}") as reply:
             assert reply.status == 404
-        async with post(client, url.replace("/mcp", "/mcp-exec/sap"), {"jsonrpc": "2.0", "id": 1,
-                                                                       **INITIALIZE}) as reply:
+        async with post(
+            client, url.replace("/mcp", "/mcp-exec/sap"), {"jsonrpc": "2.0", "id": 1, **INITIALIZE}
+        ) as reply:
             assert reply.status == 200
 
     serve(Traffic(), test)
@@ -134,8 +138,12 @@ def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_j
                     headers = {**HEADERS, "Authorization": "Bearer sk-mcp-9", "Mcp-Session-Id": "s"}
                     body = json.dumps({"jsonrpc": "2.0", "id": 3, **INITIALIZE})
                     async with client.post(stand_in.url, data=body, headers=headers) as reply:
-                        return traffic, (reply.status, reply.headers.get("Mcp-Session-Id"),
-                                         reply.headers["Content-Type"], await reply.json())
+                        return traffic, (
+                            reply.status,
+                            reply.headers.get("Mcp-Session-Id"),
+                            reply.headers["Content-Type"],
+                            await reply.json(),
+                        )
         finally:
             await runner.cleanup()
 
