@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +15,10 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.containment import netns
+from tests.containment.users import NOBODY, as_nobody, interpreter
 
 pytestmark = pytest.mark.skipif(bool(netns.available()), reason=netns.available() or "ok")
 SOURCES = ROOT / "tests" / "containment" / "c"
-NOBODY = "65534"
 
 
 @pytest.fixture(scope="module")
@@ -38,27 +36,6 @@ def programs() -> Iterator[Path]:
             )
     yield out
     shutil.rmtree(out)
-
-
-def interpreter(*as_user: str) -> tuple[str, ...]:
-    """This interpreter, or (when the user cannot reach it, e.g. under /root) the system's
-    python of the same minor version with this environment's packages on its path."""
-    probe = subprocess.run([*as_user, "env", sys.executable, "-c", "pass"], capture_output=True)
-    if probe.returncode == 0:
-        return ("env", f"PYTHONPATH={ROOT}", sys.executable)
-    system = shutil.which("python3", path="/usr/bin:/bin")
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if (
-        system is None
-        or not subprocess.run(
-            [system, "-c", f"import sys; assert '%d.%d' % sys.version_info[:2] == '{version}'"],
-            capture_output=True,
-        ).returncode
-        == 0
-    ):
-        pytest.skip("no interpreter the unprivileged user can run")
-    packages = sysconfig.get_paths()["purelib"]
-    return ("env", f"PYTHONPATH={ROOT}:{packages}", system)
 
 
 def run_battery(programs: Path, *as_user: str) -> subprocess.CompletedProcess[str]:
@@ -100,8 +77,7 @@ def test_every_escape_is_refused_and_reported_as_root(programs: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
 def test_every_escape_is_refused_and_reported_unprivileged(programs: Path) -> None:
-    drop = ("setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--")
-    done = run_battery(programs, *drop)
+    done = run_battery(programs, *as_nobody())
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (

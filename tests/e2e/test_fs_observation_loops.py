@@ -1,57 +1,35 @@
 """The compiled filesystem receive loop (containment/_fsloop.c) against the Python one it
-follows (fsobserve.py): one real agent under real containment, run once with each, must be
-reported the same, call for call, with the network calls and the calls the compiled loop hands
-back (ftruncate, openat2) still answered by Python in between."""
+follows (fsobserve.py): one real agent under real containment (tests/containment/fs_loops.py),
+observed once by each, as root and as an unprivileged user, must be reported the same, call for
+call, with the network calls and the calls the compiled loop hands back (ftruncate, openat2)
+still answered by Python in between."""
 
 from __future__ import annotations
 
-import asyncio
-import os
+import json
 import platform
+import shutil
 import socket
-import sys
-import textwrap
+import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flowproof.containment import fsobserve
-from flowproof.containment.findings import Findings, FsEvent
-from flowproof.containment.pins import PinnedPolicy
-from flowproof.containment.policy import Policy
 from flowproof.containment.probe import capability, containment_report
-from flowproof.containment.session import Supervision
-from flowproof.drivers.command import run_command
-from flowproof.drivers.launch import SeccompLauncher
+from tests.conftest import ROOT
+from tests.containment.users import as_nobody, interpreter
 
 pytestmark = pytest.mark.skipif(
     not capability().contained, reason=f"this host gives {capability().tier}"
 )
-
-AGENT = textwrap.dedent("""\
-    import ctypes, os, shutil, socket, subprocess, sys
-    root, port = sys.argv[1], int(sys.argv[2])
-    os.makedirs(f"{root}/tree/sub/deeper")
-    for name in ("tree/a.txt", "tree/sub/b.txt", "tree/sub/deeper/c.txt", "kept.txt", "moved"):
-        open(f"{root}/{name}", "x").write("x")  # O_EXCL, no O_TRUNC: silent
-    subprocess.run(["rm", "-rf", f"{root}/tree"], check=True)   # unlinkat, relative to its fds
-    socket.create_connection(("127.0.0.1", port)).close()       # a network call, in between
-    open(f"{root}/kept.txt", "w").close()                       # openat O_TRUNC
-    open(f"{root}/kept.txt", "a").close()                       # an append: silent
-    os.chdir(root)
-    os.rename("moved", "renamed")                               # rename, relative to the cwd
-    with open("renamed", "r+") as handle:
-        os.ftruncate(handle.fileno(), 0)                        # handed back: a path from an fd
-    libc = ctypes.CDLL(None, use_errno=True)
-    how = (ctypes.c_uint64 * 3)(os.O_WRONLY | os.O_TRUNC, 0, 0)
-    fd = libc.syscall(437, -100, b"renamed", how, 24)           # openat2 O_TRUNC: handed back
-    os.close(fd)
-    os.unlink("renamed")                                         # unlink, relative
-    os.truncate(f"{root}/kept.txt", 0)                          # truncate
-    print("done")
-    """)
+X86_64_ONLY = pytest.mark.skipif(
+    platform.machine() != "x86_64", reason="the compiled loop is built on x86_64 Linux only"
+)
 
 
 @pytest.fixture
@@ -71,43 +49,68 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def observed(root: Path, port: int) -> tuple[Findings, list[FsEvent]]:
-    findings = Findings()
-    launcher = SeccompLauncher(Supervision(PinnedPolicy(Policy((), {})), findings))
-    command = f"{sys.executable} -c {_quoted(AGENT)} {root} {port}"
-    outcome = asyncio.run(run_command(command, dict(os.environ), 60.0, asyncio.Event(), launcher))
-    assert outcome.exit_code == 0, outcome.stderr_tail
-    return findings, findings.fs_events()
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
-def expected(root: Path) -> list[tuple[str, str, tuple[str, ...]]]:
+def expected(root: str) -> list[list[Any]]:
     tree = f"{root}/tree"
     return [
-        # rm -rf's order within a directory is the directory's; compared as a set below
-        ("unlinkat", "", (f"{tree}/a.txt",)),
-        ("unlinkat", "", (f"{tree}/sub/b.txt",)),
-        ("unlinkat", "", (f"{tree}/sub/deeper/c.txt",)),
-        ("unlinkat", "[AT_REMOVEDIR]", (f"{tree}/sub/deeper",)),
-        ("unlinkat", "[AT_REMOVEDIR]", (f"{tree}/sub",)),
-        ("unlinkat", "[AT_REMOVEDIR]", (tree,)),
-        ("openat", "[O_WRONLY|O_CREAT|O_TRUNC]", (f"{root}/kept.txt",)),
-        ("rename", "", (f"{root}/moved", f"{root}/renamed")),
-        ("ftruncate", "", (f"{root}/renamed",)),
-        ("openat2", "[O_WRONLY|O_TRUNC]", (f"{root}/renamed",)),
-        ("unlink", "", (f"{root}/renamed",)),
-        ("truncate", "", (f"{root}/kept.txt",)),
+        # the rm -rf, in the directories' own order (compared as a set)
+        ["unlinkat", "", [f"{tree}/a.txt"]],
+        ["unlinkat", "", [f"{tree}/sub/b.txt"]],
+        ["unlinkat", "", [f"{tree}/sub/deeper/c.txt"]],
+        ["unlinkat", "[AT_REMOVEDIR]", [f"{tree}/sub/deeper"]],
+        ["unlinkat", "[AT_REMOVEDIR]", [f"{tree}/sub"]],
+        ["unlinkat", "[AT_REMOVEDIR]", [tree]],
+        # then in the agent's order
+        ["openat", "[O_WRONLY|O_CREAT|O_TRUNC]", [f"{root}/kept.txt"]],
+        ["rename", "", [f"{root}/moved", f"{root}/renamed"]],
+        ["ftruncate", "", [f"{root}/renamed"]],
+        ["openat2", "[O_WRONLY|O_TRUNC]", [f"{root}/renamed"]],
+        ["unlink", "", [f"{root}/renamed"]],
+        ["truncate", "", [f"{root}/kept.txt"]],
     ]
 
 
-def shape(events: list[FsEvent]) -> list[tuple[str, str, tuple[str, ...]]]:
-    return [(event.call, event.flags, event.paths) for event in events]
+def both_loops(root: Path, port: int, *as_user: str) -> dict[str, Any]:
+    root.mkdir(exist_ok=True)
+    root.chmod(0o777)
+    done = subprocess.run(
+        [
+            *as_user,
+            *interpreter(*as_user),
+            "-m",
+            "tests.containment.fs_loops",
+            str(root),
+            str(port),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return report
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64", reason="the compiled loop is x86_64 Linux")
+def assert_the_same_report(report: dict[str, Any], root: Path, port: int) -> None:
+    for loop, seen in report["loops"].items():
+        assert seen["exit"] == 0, (loop, seen["stderr"])
+        want, got = expected(str(root / loop)), seen["events"]
+        assert sorted(got[:6]) == sorted(want[:6]), (loop, got)
+        assert got[6:] == want[6:], (loop, got)
+        assert seen["times"] == sorted(seen["times"]), loop
+        assert seen["local"] == {f"127.0.0.1:{port}": 1}, (loop, seen["local"])
+        assert seen["faults"] == [], loop
+    compiled, python = (
+        [
+            [call, flags, [p.replace(str(root / loop), "ROOT") for p in paths]]
+            for call, flags, paths in report["loops"][loop]["events"]
+        ]
+        for loop in ("compiled", "python")
+    )
+    assert compiled == python
+
+
+@X86_64_ONLY
 def test_the_compiled_loop_is_built_with_this_install() -> None:
     assert fsobserve.COMPILED_LOOP is not None, (
         "flowproof/containment/_fsloop.c was not built: `make install` (setup.py) needs gcc "
@@ -115,40 +118,26 @@ def test_the_compiled_loop_is_built_with_this_install() -> None:
     )
 
 
-def test_both_loops_report_the_same_calls(
-    tmp_path: Path, listener: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "compiled").mkdir()
-    (tmp_path / "python").mkdir()
-    compiled_findings, compiled = observed(tmp_path / "compiled", listener)
-    monkeypatch.setattr(fsobserve, "COMPILED_LOOP", None)
-    python_findings, python = observed(tmp_path / "python", listener)
-
-    for root, events, findings in (
-        (tmp_path / "compiled", compiled, compiled_findings),
-        (tmp_path / "python", python, python_findings),
-    ):
-        want = expected(root)
-        got = shape(events)
-        assert sorted(got[:6]) == sorted(want[:6]), got  # the rm -rf
-        assert got[6:] == want[6:], got
-        assert findings.local == {f"127.0.0.1:{listener}": 1}, findings.local
-        assert findings.faults == []
-        assert [event.at for event in events] == sorted(event.at for event in events)
-    relative = [
-        [
-            (call, flags, tuple(p.replace(str(root), "ROOT") for p in paths))
-            for call, flags, paths in x
-        ]
-        for root, x in (
-            (tmp_path / "compiled", shape(compiled)),
-            (tmp_path / "python", shape(python)),
-        )
-    ]
-    assert relative[0] == relative[1]
+def test_both_loops_report_the_same_calls(tmp_path: Path, listener: int) -> None:
+    report = both_loops(tmp_path / "root", listener)
+    assert report["uid"] == 0 and report["built"] == (fsobserve.COMPILED_LOOP is not None)
+    assert_the_same_report(report, tmp_path / "root", listener)
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64", reason="the compiled loop is x86_64 Linux")
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_both_loops_report_the_same_calls_unprivileged(listener: int) -> None:
+    # Not under tmp_path: pytest's own temporary root is root's alone (0700).
+    outside = Path(tempfile.mkdtemp(prefix="flowproof-fs-loops-"))
+    try:
+        outside.chmod(0o755)
+        report = both_loops(outside / "nobody", listener, *as_nobody())
+        assert report["uid"] != 0 and report["built"] == (fsobserve.COMPILED_LOOP is not None)
+        assert_the_same_report(report, outside / "nobody", listener)
+    finally:
+        shutil.rmtree(outside)
+
+
+@X86_64_ONLY
 def test_doctor_says_when_this_install_has_no_compiled_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
