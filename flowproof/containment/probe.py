@@ -81,7 +81,7 @@ def capability() -> Capability:
         notes.append(
             "the compiled filesystem loop (containment/_fsloop.c) was not built with this "
             "install: filesystem observation runs in Python, and an agent that deletes many "
-            "files runs ~1.6x slower contained than with it (docs/performance.md)"
+            "files runs ~1.5x slower contained than with it (docs/performance.md)"
         )
     return Capability(True, CONTAINED, tuple(notes))
 

@@ -104,7 +104,7 @@ def test_the_mcp_stand_in_is_this_frozen_engine_re_invoked(tmp_path: Path) -> No
     reason="the compiled filesystem loop is built on x86_64 Linux only",
 )
 def test_the_compiled_filesystem_loop_is_bundled() -> None:
-    """A release frozen without it would observe files in Python, 1.6x slower (setup.py builds
+    """A release frozen without it would observe files in Python, ~1.5x slower (setup.py builds
     it where gcc and the Python headers are; release.yml installs gcc in the old-glibc image)."""
     assert list(BUNDLE.rglob("flowproof/containment/_fsloop.*.so")), sorted(
         path.name for path in BUNDLE.rglob("*.so")
