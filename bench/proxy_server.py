@@ -54,8 +54,8 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
     from flowproof.matching.match import TurnMatcher
     from flowproof.proxy.app import make_app, serve
     from flowproof.proxy.replay import ReplayBackend
-    from flowproof.proxy.traffic import Traffic
     from flowproof.trace.store import load_trace
+    from flowproof.traffic import Traffic
 
     started = time.perf_counter()
     trace = load_trace(trace_path)

@@ -27,8 +27,8 @@ from flowproof.assertions.grammar import parse_reply, parse_tool_call
 from flowproof.assertions.secrets import Body, check_secrets, parse_secret_step
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.errors import GrammarError
+from flowproof.lanes import MODEL_LANE
 
-MODEL_LANE = "model"
 """The trace lane of the model traffic: requests, responses, the tool calls the model asked for."""
 
 

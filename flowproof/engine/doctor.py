@@ -46,10 +46,10 @@ from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, mcp_boundary
 from flowproof.mcp.server import McpServer
 from flowproof.proxy.app import WEBSOCKET, make_app, serve
 from flowproof.proxy.canned import CannedBackend
-from flowproof.proxy.traffic import Traffic
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
+from flowproof.traffic import Traffic
 
 DEFAULT_PROMPT = "Say hello."
 DEFAULT_TIMEOUT = 60.0

@@ -22,6 +22,7 @@ from flowproof.dialects import dialect_named
 from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
+from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import TurnMatcher
 from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, tool_name
@@ -32,7 +33,7 @@ from flowproof.runrecord.model import (
     ToolCallRecord,
     ToolResultRecord,
 )
-from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
+from flowproof.trace.model import Lane, Trace, Turn
 
 
 class LaneKind:

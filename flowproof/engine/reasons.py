@@ -9,8 +9,8 @@ from __future__ import annotations
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import ORIGIN_ONLY, WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
-from flowproof.proxy.traffic import Traffic
-from flowproof.trace.model import MODEL_LANE
+from flowproof.lanes import MODEL_LANE
+from flowproof.traffic import Traffic
 
 
 def boundary_reasons(

@@ -27,11 +27,11 @@ from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
-from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import Redactor, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 from flowproof.trace.lint import rules_for
+from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:
     from flowproof.proxy.http import Server

@@ -24,12 +24,12 @@ from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
-from flowproof.proxy.traffic import Traffic
 from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
+from flowproof.traffic import Traffic
 
 
 class Strategy(Protocol):

@@ -17,10 +17,10 @@ from typing import Any
 
 from flowproof.assertions.paths import ABSENT, differences, format_indexed, format_path
 from flowproof.dialects.base import Dialect
+from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import compared
 
-MODEL_LANE = "model"
 """The lane of every divergence at the model boundary."""
 EQUAL_BODIES = "the bodies are equal (no difference found)"
 REORDERED = "same keys in a different order"

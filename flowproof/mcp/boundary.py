@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
 from flowproof.mcp.server import McpServer, McpToolMock
 from flowproof.mcp.stdio import RealServer, StdioStandIns
-from flowproof.proxy.traffic import Traffic
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
+from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:
     from flowproof.mcp.http import HttpStandIn

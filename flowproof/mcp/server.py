@@ -34,7 +34,7 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
-from flowproof.proxy.traffic import Traffic
+from flowproof.traffic import Traffic
 
 DIVERGED = -32603
 """The JSON-RPC error code a call that matches nothing is answered with (internal error)."""

@@ -25,7 +25,7 @@ from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
 from flowproof.proxy import http
 from flowproof.proxy.http import Handler, Request, Response, Server, json_response
-from flowproof.proxy.traffic import NO_RETRY, Answer, Refused, Traffic
+from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = http.LOOPBACK
 MAX_BODY_BYTES = 64 * 1024 * 1024

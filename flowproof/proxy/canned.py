@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from flowproof.dialects.base import Dialect, Route
-from flowproof.proxy.traffic import Answer, Traffic
-from flowproof.trace.model import MODEL_LANE, Turn
+from flowproof.lanes import MODEL_LANE
+from flowproof.trace.model import Turn
+from flowproof.traffic import Answer, Traffic
 
 CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."
 

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
+from flowproof.lanes import MODEL_LANE
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
-from flowproof.trace.model import MODEL_LANE, Turn
+from flowproof.trace.model import Turn
+from flowproof.traffic import NO_RETRY, Answer, Traffic
 
 if TYPE_CHECKING:
     import aiohttp

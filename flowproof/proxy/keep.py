@@ -18,7 +18,7 @@ from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.app import Backend
 from flowproof.proxy.replay import matchable, served
-from flowproof.proxy.traffic import Answer, Traffic
+from flowproof.traffic import Answer, Traffic
 
 
 class KeepMatchingBackend:

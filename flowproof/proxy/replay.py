@@ -12,12 +12,13 @@ from typing import Any
 
 from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
+from flowproof.lanes import MODEL_LANE
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.proxy.traffic import NO_RETRY, Answer, Traffic
-from flowproof.trace.model import MODEL_LANE, Turn
+from flowproof.trace.model import Turn
+from flowproof.traffic import NO_RETRY, Answer, Traffic
 
 DIVERGENCE = "flowproof_replay_divergence"
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from flowproof.lanes import MODEL_LANE
 from flowproof.runrecord.model import (
     ControlRecord,
     DivergenceRecord,
@@ -23,7 +24,6 @@ from flowproof.runrecord.model import (
     TimelineEntry,
 )
 
-MODEL_LANE = "model"
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
 LONG_CHARS = 600

@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 
 from flowproof import __version__
 from flowproof.errors import TraceError
+from flowproof.lanes import MODEL_LANE
 from flowproof.mcp.lane import Call, Entry, Notice, ServerRequest
-from flowproof.trace.model import MODEL_LANE, Lane, Trace, Turn
+from flowproof.trace.model import Lane, Trace, Turn
 
 FORMAT_VERSION = 3
 """Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""

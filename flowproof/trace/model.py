@@ -2,7 +2,7 @@
 
 A lane is one boundary's traffic in arrival order. The model boundary is the `model` lane, whose
 entries are Turns; the tool boundary adds one lane per MCP server (`mcp.<name>`) beside it. Each
-lane kind brings its own entry type and matching rule (flowproof/lanes/).
+lane kind brings its own entry type and matching rule (engine/lanes.py).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MODEL_LANE = "model"
-"""The lane of model calls; every trace has it (empty when the agent made none)."""
+from flowproof.lanes import MODEL_LANE
 
 
 @dataclass(frozen=True, slots=True)

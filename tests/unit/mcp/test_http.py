@@ -12,7 +12,7 @@ import aiohttp
 from flowproof.mcp.http import HttpStandIn
 from flowproof.mcp.lane import Call, Notice
 from flowproof.mcp.server import McpServer
-from flowproof.proxy.traffic import Traffic
+from flowproof.traffic import Traffic
 
 INITIALIZE = {"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 LIST = {"method": "tools/list"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flowproof.mcp.lane import Call, Notice, ServerRequest
 from flowproof.mcp.server import McpServer, McpToolMock, tool_result
-from flowproof.proxy.traffic import Traffic
+from flowproof.traffic import Traffic
 
 MODERN = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
 

@@ -11,8 +11,8 @@ import pytest
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.replay import ReplayBackend
-from flowproof.proxy.traffic import Refused, Traffic
 from flowproof.trace.model import Turn
+from flowproof.traffic import Refused, Traffic
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 RESPONSE = {

@@ -12,11 +12,12 @@ import jsonschema
 from flowproof.engine import lanes
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.runrecord import flow_record
+from flowproof.lanes import MODEL_LANE
 from flowproof.mcp.lane import Call, Notice, ServerRequest
 from flowproof.runrecord.model import McpTimelineEntry, RunRecord, TimelineEntry
 from flowproof.runrecord.store import load_run_record, parse_run_record
 from flowproof.spec.load import load_spec
-from flowproof.trace.model import MODEL_LANE, Lane
+from flowproof.trace.model import Lane
 from tests.unit.report.builders import make_record, mcp_flow
 
 ROOT = Path(__file__).resolve().parents[3]

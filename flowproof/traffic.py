@@ -12,8 +12,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowproof.lanes import MODEL_LANE
 from flowproof.matching.divergence import Divergence
-from flowproof.trace.model import MODEL_LANE, Lane, Turn
+from flowproof.trace.model import Lane, Turn
 
 NO_RETRY = {"x-should-retry": "false"}
 """Stainless SDKs (openai, anthropic; Python and npm) honour this and do not retry."""
