@@ -187,9 +187,9 @@ def _raise_for(
 def _write_record(
     outcome: FlowOutcome, loaded: LoadedSpec, mode: Mode, seconds: float, begun: datetime
 ) -> None:
-    from flowproof.cli.output import REDACT
     from flowproof.engine.runrecord import flow_record, run_record
     from flowproof.errors import EXIT_FAILED, EXIT_PASSED
+    from flowproof.redaction import REDACT
     from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 
     REDACT.hide_all(outcome.secrets)

@@ -62,6 +62,11 @@ class Redactor:
         return f"Redactor({', '.join(sorted(set(self._names.values())))})"
 
 
+REDACT = Redactor()
+"""The process's redactor, shared by every front door (the CLI's output, the run records, the
+pytest items and the in-process fixture): what it hides grows as flows declare secrets."""
+
+
 def record_keys(environ: Mapping[str, str]) -> dict[str, str]:
     """The record key variables that are set, by name."""
     return {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}

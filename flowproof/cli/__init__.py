@@ -26,7 +26,7 @@ def main() -> None:
     """Deterministic tests for AI agents: record the model traffic once, replay it in CI."""
     import os
 
-    from flowproof.cli.output import REDACT
+    from flowproof.redaction import REDACT
 
     REDACT.hide_record_keys(os.environ)
 

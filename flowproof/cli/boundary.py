@@ -20,8 +20,9 @@ from typing import Any
 
 import click
 
-from flowproof.cli.output import REDACT, out
+from flowproof.cli.output import out
 from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
+from flowproof.redaction import REDACT
 
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
 TRACEBACK_FILE = "traceback.txt"

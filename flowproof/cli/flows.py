@@ -22,7 +22,7 @@ from pathlib import Path
 from flowproof import __version__
 from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
-from flowproof.cli.output import REDACT, indent, out
+from flowproof.cli.output import indent, out
 from flowproof.cli.publish import publish
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
@@ -31,6 +31,7 @@ from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import strategy_for
 from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
+from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec

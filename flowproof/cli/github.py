@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flowproof.cli.output import REDACT, out
+from flowproof.cli.output import out
 from flowproof.github.context import (
     GitHubError,
     api_base,
@@ -20,6 +20,7 @@ from flowproof.github.context import (
     pull_request_number,
     repository,
 )
+from flowproof.redaction import REDACT
 
 TOKEN_VARIABLE = "GITHUB_TOKEN"
 FORK_HINT = (

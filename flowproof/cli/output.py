@@ -1,18 +1,15 @@
 """The one place flowproof writes human text: stderr, with GitHub annotations in Actions.
 
-Everything written here passes through `REDACT` (flowproof/redaction.py) first: the record key
-variables are hidden from the start of every command, and each flow's declared secrets from
-the moment it has run.
+Everything written here passes through the shared `REDACT` (flowproof/redaction.py) first:
+the record key variables are hidden from the start of every command, and each flow's declared
+secrets from the moment it has run.
 """
 
 from __future__ import annotations
 
 import sys
 
-from flowproof.redaction import Redactor
-
-REDACT = Redactor()
-"""The command's redactor: what it hides grows as the command learns of secrets."""
+from flowproof.redaction import REDACT
 
 
 def out(text: str = "") -> None:

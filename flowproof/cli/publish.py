@@ -7,8 +7,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from flowproof.cli.output import REDACT, annotate_error, out
+from flowproof.cli.output import annotate_error, out
 from flowproof.errors import ConfigError
+from flowproof.redaction import REDACT
 from flowproof.runrecord.model import RunRecord
 
 
