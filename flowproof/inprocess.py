@@ -22,19 +22,19 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from flowproof.containment.engage import IN_PROCESS, uncontained_session
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.engine.drive import DriveResult
+from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, write_single_run
 from flowproof.engine.outcome import FlowOutcome, Mode
-from flowproof.engine.run import run_flow
 from flowproof.mcp.boundary import McpBoundary
-from flowproof.spec.load import LoadedSpec, load_spec
+from flowproof.redaction import REDACT
+from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
-from flowproof.spec.suite import Suite, find_suite
+from flowproof.spec.suite import Suite
 
 START_SECONDS = 30.0
 """How long the background loop may take to bring the boundaries up."""
@@ -44,7 +44,8 @@ class FlowFailed(AssertionError):
     """The flow failed: its reasons, most fundamental first, as `flowproof run` prints them."""
 
     def __init__(self, outcome: FlowOutcome) -> None:
-        super().__init__("\n".join(outcome.reasons))
+        # What pytest prints: an agent may have echoed a key or a secret into a reason.
+        super().__init__(REDACT("\n".join(outcome.reasons)))
         self.outcome = outcome
 
 
@@ -64,7 +65,7 @@ class _Handover:
     finished: asyncio.Event | None = None
     loop: asyncio.AbstractEventLoop | None = None
     flow: InProcessFlow | None = None
-    outcome: FlowOutcome | None = None
+    run: FlowRun | None = None
     crash: BaseException | None = None
     agent_error: str = ""
 
@@ -73,15 +74,8 @@ class _Handover:
 def in_process_flow(
     spec: str | Path, mode: Mode = Mode.REPLAY, *, write_record: bool = True
 ) -> Iterator[InProcessFlow]:
-    from flowproof.engine.strategy import strategy_for
-
-    path = Path(spec)
-    loaded = load_spec(path)
-    suite = find_suite(path, Path.cwd())
-    strategy = strategy_for(mode, loaded, os.environ)
+    opened = open_flow(Path(spec), RunOptions(mode))
     handover = _Handover()
-    started = time.monotonic()
-    begun = datetime.now(UTC)
 
     async def agent(
         loaded: LoadedSpec,
@@ -110,9 +104,7 @@ def in_process_flow(
         loop = asyncio.new_event_loop()
         handover.loop = loop
         try:
-            handover.outcome = loop.run_until_complete(
-                run_flow(loaded, strategy, suite=suite, agent=agent)
-            )
+            handover.run = loop.run_until_complete(run_opened(opened, agent))
         except BaseException as exc:  # handed to the caller's thread, raised there
             handover.crash = exc
         finally:
@@ -124,7 +116,7 @@ def in_process_flow(
     handover.ready.wait(START_SECONDS)
     if handover.flow is None:  # the flow ended (or crashed) before its agent could run
         thread.join()
-        _raise_for(handover, loaded, mode, started, begun, write_record)
+        _raise_for(handover, write_record)
         raise AssertionError("flowproof: the flow could not start")  # unreachable
     saved = {name: os.environ.get(name) for name in handover.flow.environment}
     os.environ.update(handover.flow.environment)
@@ -138,8 +130,8 @@ def in_process_flow(
         assert handover.loop is not None and handover.finished is not None
         handover.loop.call_soon_threadsafe(handover.finished.set)
         thread.join()
-    handover.flow.outcome = handover.outcome
-    _raise_for(handover, loaded, mode, started, begun, write_record)
+    handover.flow.outcome = handover.run.outcome if handover.run else None
+    _raise_for(handover, write_record)
 
 
 def _injected(
@@ -166,34 +158,12 @@ def _restore(saved: Mapping[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def _raise_for(
-    handover: _Handover,
-    loaded: LoadedSpec,
-    mode: Mode,
-    started: float,
-    begun: datetime,
-    write_record: bool,
-) -> None:
+def _raise_for(handover: _Handover, write_record: bool) -> None:
     if handover.crash is not None:
         raise handover.crash
-    outcome = handover.outcome
-    assert outcome is not None
+    run = handover.run
+    assert run is not None
     if write_record:
-        _write_record(outcome, loaded, mode, time.monotonic() - started, begun)
-    if not outcome.passed:
-        raise FlowFailed(outcome)
-
-
-def _write_record(
-    outcome: FlowOutcome, loaded: LoadedSpec, mode: Mode, seconds: float, begun: datetime
-) -> None:
-    from flowproof.engine.runrecord import flow_record, run_record
-    from flowproof.errors import EXIT_FAILED, EXIT_PASSED
-    from flowproof.redaction import REDACT
-    from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
-
-    REDACT.hide_all(outcome.secrets)
-    code = EXIT_PASSED if outcome.passed else EXIT_FAILED
-    flows = [flow_record(outcome, loaded, seconds)]
-    record = run_record(new_run_id(begun), mode.value, begun, code, flows, [])
-    write_run_record(record, runs_dir(None, os.environ), REDACT)
+        write_single_run(run)
+    if not run.outcome.passed:
+        raise FlowFailed(run.outcome)

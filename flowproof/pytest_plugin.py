@@ -69,26 +69,22 @@ class FlowItem(pytest.Item):
 
     def runtest(self) -> None:
         import asyncio
-        import os
 
-        from flowproof.engine.run import run_flow
-        from flowproof.engine.strategy import strategy_for
+        from flowproof.engine.front import RunOptions, run_spec, write_single_run
         from flowproof.inprocess import FlowFailed
-        from flowproof.spec.load import load_spec
-        from flowproof.spec.suite import find_suite
 
-        loaded = load_spec(self.path)
-        strategy = strategy_for(_mode(self.config), loaded, os.environ)
-        outcome = asyncio.run(run_flow(loaded, strategy, suite=find_suite(self.path, Path.cwd())))
-        if not outcome.passed:
-            raise FlowFailed(outcome)
+        flow = asyncio.run(run_spec(self.path, RunOptions(_mode(self.config))))
+        write_single_run(flow)  # under the runs dir `flowproof run` uses
+        if not flow.outcome.passed:
+            raise FlowFailed(flow.outcome)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         from flowproof.errors import FlowproofError
         from flowproof.inprocess import FlowFailed
+        from flowproof.redaction import REDACT
 
         if isinstance(excinfo.value, FlowFailed | FlowproofError):
-            return str(excinfo.value)
+            return REDACT(str(excinfo.value))  # an agent may have echoed a key into a reason
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -24,19 +24,17 @@ from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import indent, out
 from flowproof.cli.publish import publish
+from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
-from flowproof.engine.run import run_flow
 from flowproof.engine.runrecord import flow_record, run_record
-from flowproof.engine.strategy import strategy_for
-from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
-from flowproof.spec.load import LoadedSpec, load_spec
-from flowproof.spec.suite import SUITE_FILE, find_suite
-from flowproof.trace.store import load_trace, trace_path_for
+from flowproof.spec.load import LoadedSpec
+from flowproof.spec.suite import SUITE_FILE
+from flowproof.trace.store import load_trace
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -235,33 +233,27 @@ async def _run_one(
     fixed_port: asyncio.Lock,
     keep_matching: bool = False,
 ) -> _Done:
+    options = RunOptions(mode, keep_matching, run.runs_root)
     try:
-        suite = find_suite(path, Path.cwd())
-        loaded = load_spec(path)
-        writes = [("its trace", trace_path_for(path)), ("the run records", run.runs_root)]
-        refuse_writes_inside(loaded, agent_cwd(loaded, os.environ), Path.cwd(), writes)
-        started = time.monotonic()
+        opened = open_flow(path, options)
         try:
-            strategy = strategy_for(mode, loaded, os.environ, keep_matching)
-            if _needs_fixed_port(loaded):
+            if _needs_fixed_port(opened.loaded):
                 async with fixed_port:
-                    outcome = await run_flow(loaded, strategy, suite=suite)
+                    flow = await run_opened(opened)
             else:
-                outcome = await run_flow(loaded, strategy, suite=suite)
+                flow = await run_opened(opened)
         except asyncio.CancelledError:
-            cut_short = _interrupted(run, loaded, mode, time.monotonic() - started)
+            cut_short = _interrupted(run, opened.loaded, mode, time.monotonic() - opened.started)
             if cut_short is not None:
                 raise _CutShort(cut_short) from None
             raise
     except FlowproofError as exc:
         lines = [f"ERROR {path}", indent(str(exc))]
         return _Done(error=ConfigProblem.from_error(exc, path), lines=lines)
-    REDACT.hide_all(outcome.secrets)
-    lines = _outcome_lines(outcome)
-    if show_diff and outcome.trace_written:
-        lines += _diff_lines(outcome)
-    record = flow_record(outcome, loaded, time.monotonic() - started)
-    return _Done(outcome, record, lines=lines)
+    lines = _outcome_lines(flow.outcome)
+    if show_diff and flow.outcome.trace_written:
+        lines += _diff_lines(flow.outcome)
+    return _Done(flow.outcome, flow.record, lines=lines)
 
 
 def _needs_fixed_port(loaded: LoadedSpec) -> bool:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
+from tests.e2e.test_redaction import write_echo_spec
 from tests.upstream.scripted import ScriptedUpstream
 
 pytestmark = pytest.mark.e2e
@@ -112,3 +113,44 @@ def test_an_in_process_flow_that_diverges_fails_the_test_with_the_divergence(
     result = pytester.runpytest_subprocess("test_agent.py")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*request 3 matches no recorded turn*"])
+
+
+def test_a_collected_flow_writes_its_run_record(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "booking")
+    result.assert_outcomes(passed=1)
+    (record,) = (pytester.path / ".flowproof" / "runs").glob("*/report.json")
+    assert '"Booking assistant books a flight"' in record.read_text()
+
+
+ECHOED = "sk-live-echoed-0123456789abcdef"
+
+
+def test_a_key_the_agent_echoes_is_redacted_in_pytest_output_and_the_run_record(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_echo_spec(pytester.path)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED)
+    monkeypatch.setenv("AGENT_ECHO", ECHOED)
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    marker = "key=[redacted OPENAI_API_KEY]"
+    printed = result.stdout.str() + result.stderr.str()
+    assert marker in printed  # pytest shows the failure, redacted
+    assert ECHOED not in printed
+    (record,) = (pytester.path / ".flowproof" / "runs").glob("*/report.json")
+    assert marker in record.read_text() and ECHOED not in record.read_text()
+
+
+def test_an_agent_cwd_holding_the_specs_is_refused_as_flowproof_run_refuses_it(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    spec = project / "specs" / "booking.yaml"
+    spec.write_text(spec.read_text().replace("agent:\n", "agent:\n  cwd: .\n", 1))
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "booking")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*agent.cwd {project}/specs holds its trace (*booking.trace.json), which flowproof writes*"
+        ]
+    )

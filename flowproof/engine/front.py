@@ -1,0 +1,105 @@
+"""The front door: one spec file in, its outcome and its flow record out.
+
+    open_flow: find the suite → load the spec → keep flowproof's files out of `agent.cwd`
+               → the strategy (record or replay)
+    run_opened: run_flow → the flow's secrets join the shared redactor → its flow record
+
+`run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
+`record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
+pytest items, the in-process fixture — so each gets the same guard, the same redaction and the
+same record. `os.environ` is read once, when the flow is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from flowproof.engine.outcome import FlowOutcome, Mode
+from flowproof.engine.run import AgentDriver, run_flow
+from flowproof.engine.runrecord import flow_record, run_record
+from flowproof.engine.strategy import Strategy, strategy_for
+from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
+from flowproof.errors import EXIT_FAILED, EXIT_PASSED
+from flowproof.redaction import REDACT
+from flowproof.runrecord.model import FlowRecord
+from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
+from flowproof.spec.load import LoadedSpec, load_spec
+from flowproof.spec.suite import Suite, find_suite
+from flowproof.trace.store import trace_path_for
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How to run a flow, whichever front door asks."""
+
+    mode: Mode = Mode.REPLAY
+    keep_matching: bool = False
+    """At record: keep the turns that still match the previous trace (engine/strategy.py)."""
+    runs_root: Path | None = None
+    """Where the run records go; None: `runs_dir(None, environ)` (.flowproof/runs/ or
+    FLOWPROOF_RUNS_DIR), as `flowproof run` without --runs-dir."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedFlow:
+    """A flow ready to run: its spec loaded and checked, its strategy built."""
+
+    loaded: LoadedSpec
+    suite: Suite | None
+    strategy: Strategy
+    environ: dict[str, str]
+    """The environment as it was when the flow was opened, read once."""
+    runs_root: Path
+    mode: Mode
+    started: float = field(default_factory=time.monotonic)
+    begun: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRun:
+    """What one flow leaves: the live outcome and its record (redacted when written)."""
+
+    outcome: FlowOutcome
+    record: FlowRecord
+    opened: OpenedFlow
+
+
+def open_flow(path: Path, options: RunOptions) -> OpenedFlow:
+    """Raises a FlowproofError (a configuration problem) when the flow cannot run at all."""
+    environ = dict(os.environ)
+    REDACT.hide_record_keys(environ)
+    root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
+    suite = find_suite(path, Path.cwd())
+    loaded = load_spec(path)
+    writes = [("its trace", trace_path_for(path)), ("the run records", root)]
+    refuse_writes_inside(loaded, agent_cwd(loaded, environ), Path.cwd(), writes)
+    started = time.monotonic()
+    strategy = strategy_for(options.mode, loaded, environ, options.keep_matching)
+    return OpenedFlow(loaded, suite, strategy, environ, root, options.mode, started)
+
+
+async def run_opened(opened: OpenedFlow, agent: AgentDriver | None = None) -> FlowRun:
+    """`agent`: how the agent is driven (a command or a `url:` service unless given)."""
+    outcome = await run_flow(opened.loaded, opened.strategy, opened.environ, opened.suite, agent)
+    # From here on nothing flowproof shows or writes may carry the flow's declared secrets.
+    REDACT.hide_all(outcome.secrets)
+    record = flow_record(outcome, opened.loaded, time.monotonic() - opened.started)
+    return FlowRun(outcome, record, opened)
+
+
+async def run_spec(path: Path, options: RunOptions, agent: AgentDriver | None = None) -> FlowRun:
+    return await run_opened(open_flow(path, options), agent)
+
+
+def write_single_run(run: FlowRun) -> Path:
+    """The run record of a run of one flow (a pytest item, an in-process flow), written where
+    `flowproof run` writes its own, redacted as every run record is."""
+    opened = run.opened
+    code = EXIT_PASSED if run.outcome.passed else EXIT_FAILED
+    begun = opened.begun
+    record = run_record(new_run_id(begun), opened.mode.value, begun, code, [run.record], [])
+    return write_run_record(record, opened.runs_root, REDACT)
