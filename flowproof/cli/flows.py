@@ -60,6 +60,17 @@ class _Run:
         return self.summary.exit_code
 
 
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """What every flow of one `flowproof run` or `record` is run with."""
+
+    flow: RunOptions
+    show_diff: bool = False
+    """Print each recorded flow's trajectory changes against its previous trace."""
+    jobs: int = 1
+    """How many flows may run at once."""
+
+
 def run_flows(
     paths: tuple[str, ...],
     mode_name: str,
@@ -81,8 +92,9 @@ def run_flows(
     keep_crash_details_in(root / run_id)
     out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
     run = _Run(runs_root=root)
+    options = _Options(RunOptions(mode, keep_matching, root), show_diff, jobs)
     try:
-        asyncio.run(_interruptible(specs, mode, show_diff, run, jobs, keep_matching))
+        asyncio.run(_interruptible(specs, options, run))
     except Exception as exc:
         # The record is the evidence of what ran before the crash; the boundary reports it.
         record = run_record(
@@ -118,14 +130,7 @@ def _runs_root(given: str | None) -> Path:
     return root
 
 
-async def _interruptible(
-    specs: list[Path],
-    mode: Mode,
-    show_diff: bool,
-    run: _Run,
-    jobs: int = 1,
-    keep_matching: bool = False,
-) -> None:
+async def _interruptible(specs: list[Path], options: _Options, run: _Run) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
     the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
     loop = asyncio.get_running_loop()
@@ -140,7 +145,7 @@ async def _interruptible(
     for interrupting in INTERRUPTS:
         loop.add_signal_handler(interrupting, interrupt, interrupting)
     try:
-        await _run_all(specs, mode, show_diff, run, jobs, keep_matching)
+        await _run_all(specs, options, run)
     except asyncio.CancelledError:
         if run.interrupted_by is None:
             raise
@@ -161,19 +166,12 @@ class _Done:
     lines: list[str] = field(default_factory=list)
 
 
-async def _run_all(
-    specs: list[Path],
-    mode: Mode,
-    show_diff: bool,
-    run: _Run,
-    jobs: int = 1,
-    keep_matching: bool = False,
-) -> None:
+async def _run_all(specs: list[Path], options: _Options, run: _Run) -> None:
     """Up to `jobs` flows at once, each with its own proxy and stand-ins on ephemeral ports.
     Flows that need a fixed port (`proxy_port`, an MCP `port:`, a `url:` service, which owns
     one) take one lock, so they never run beside each other; results are reported in discovery
     order as soon as every earlier flow has been."""
-    slots = asyncio.Semaphore(max(1, jobs))
+    slots = asyncio.Semaphore(max(1, options.jobs))
     fixed_port = asyncio.Lock()
     done: list[_Done | None] = [None] * len(specs)
     reported = 0
@@ -193,7 +191,7 @@ async def _run_all(
             async with slots:
                 if crashed:
                     return
-                done[index] = await _run_one(path, mode, show_diff, run, fixed_port, keep_matching)
+                done[index] = await _run_one(path, options, run, fixed_port)
         except _CutShort as cut:
             done[index] = cut.done  # the flows a signal stops are reported, and then no more
         except Exception as exc:
@@ -225,17 +223,9 @@ class _CutShort(Exception):
         self.done = done
 
 
-async def _run_one(
-    path: Path,
-    mode: Mode,
-    show_diff: bool,
-    run: _Run,
-    fixed_port: asyncio.Lock,
-    keep_matching: bool = False,
-) -> _Done:
-    options = RunOptions(mode, keep_matching, run.runs_root)
+async def _run_one(path: Path, options: _Options, run: _Run, fixed_port: asyncio.Lock) -> _Done:
     try:
-        opened = open_flow(path, options)
+        opened = open_flow(path, options.flow)
         try:
             if _needs_fixed_port(opened.loaded):
                 async with fixed_port:
@@ -243,7 +233,8 @@ async def _run_one(
             else:
                 flow = await run_opened(opened)
         except asyncio.CancelledError:
-            cut_short = _interrupted(run, opened.loaded, mode, time.monotonic() - opened.started)
+            seconds = time.monotonic() - opened.started
+            cut_short = _interrupted(run, opened.loaded, options.flow.mode, seconds)
             if cut_short is not None:
                 raise _CutShort(cut_short) from None
             raise
@@ -251,7 +242,7 @@ async def _run_one(
         lines = [f"ERROR {path}", indent(str(exc))]
         return _Done(error=ConfigProblem.from_error(exc, path), lines=lines)
     lines = _outcome_lines(flow.outcome)
-    if show_diff and flow.outcome.trace_written:
+    if options.show_diff and flow.outcome.trace_written:
         lines += _diff_lines(flow.outcome)
     return _Done(flow.outcome, flow.record, lines=lines)
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from flowproof.cli import flows, main
+from flowproof.cli import main
+from flowproof.engine import front
 from tests.conftest import ROOT
 
 V1 = ROOT / "tests" / "data" / "traces" / "v1"
@@ -34,14 +35,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name in ("a", "b"):
         (specs / f"{name}.yaml").write_text(template)
         shutil.copyfile(V1 / f"{FIXTURE}.trace.json", specs / f"{name}.trace.json")
-    real = flows.run_flow
+    real = front.run_flow
 
     async def crashing(loaded: Any, *args: Any, **kwargs: Any) -> Any:
         if loaded.path.name == "b.yaml":
             raise KeyError("a bug in flowproof")
         return await real(loaded, *args, **kwargs)
 
-    monkeypatch.setattr(flows, "run_flow", crashing)
+    monkeypatch.setattr(front, "run_flow", crashing)
     monkeypatch.chdir(tmp_path)
     yield tmp_path
 
