@@ -26,15 +26,12 @@ from pathlib import Path
 
 from flowproof.containment.engage import IN_PROCESS, uncontained_session
 from flowproof.drivers.command import AgentOutcome
-from flowproof.drivers.env import agent_environment, proxy_handles
-from flowproof.engine.drive import DriveResult
+from flowproof.engine.context import FlowContext
+from flowproof.engine.drive import DriveResult, agent_wiring
 from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, write_single_run
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.redaction import REDACT
-from flowproof.spec.load import LoadedSpec
-from flowproof.spec.refs import resolve
-from flowproof.spec.suite import Suite
 
 START_SECONDS = 30.0
 """How long the background loop may take to bring the boundaries up."""
@@ -78,15 +75,10 @@ def in_process_flow(
     handover = _Handover()
 
     async def agent(
-        loaded: LoadedSpec,
-        suite: Suite | None,
-        environ: Mapping[str, str],
-        port: int,
-        stop: asyncio.Event,
-        tool_boundary: McpBoundary,
+        context: FlowContext, port: int, stop: asyncio.Event, tool_boundary: McpBoundary
     ) -> DriveResult:
         handover.finished = asyncio.Event()
-        handover.flow = _injected(loaded, suite, environ, port, tool_boundary)
+        handover.flow = _injected(context, port, tool_boundary)
         handover.ready.set()
         began = time.monotonic()
         await handover.finished.wait()
@@ -98,7 +90,7 @@ def in_process_flow(
             stderr_tail=handover.agent_error,
             seconds=time.monotonic() - began,
         )
-        return DriveResult(outcome, egress=uncontained_session(loaded, IN_PROCESS))
+        return DriveResult(outcome, egress=uncontained_session(context.loaded, IN_PROCESS))
 
     def background() -> None:
         loop = asyncio.new_event_loop()
@@ -134,20 +126,12 @@ def in_process_flow(
     _raise_for(handover, write_record)
 
 
-def _injected(
-    loaded: LoadedSpec,
-    suite: Suite | None,
-    environ: Mapping[str, str],
-    port: int,
-    tool_boundary: McpBoundary,
-) -> InProcessFlow:
+def _injected(context: FlowContext, port: int, tool_boundary: McpBoundary) -> InProcessFlow:
     """The variables a command agent would have been given that differ from this process's."""
-    handles = {**proxy_handles(port), **tool_boundary.handles()}
-    prompt = resolve("\n".join(loaded.prompts), environ)
-    spec_env = {**(suite.settings.env if suite else {}), **loaded.spec.agent.env}
-    full = agent_environment(environ, handles, prompt, spec_env, tool_boundary.environment())
+    wiring = agent_wiring(context, port, tool_boundary)
+    full = wiring.environment
     changed = {name: value for name, value in full.items() if os.environ.get(name) != value}
-    return InProcessFlow(prompt, changed)
+    return InProcessFlow(wiring.prompt, changed)
 
 
 def _restore(saved: Mapping[str, str | None]) -> None:

@@ -4,6 +4,8 @@ proxy wiring, then `agent.env` LAST so a flow can override anything injected her
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 from flowproof.host_environ import host_environ
 from flowproof.spec.refs import resolve
@@ -73,3 +75,36 @@ def agent_environment(
     env.update(injected or {})
     env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
     return env
+
+
+class ToolWiring(Protocol):
+    """What a tool boundary tells the agent: its `${flowproof.*}` handles and its variables."""
+
+    def handles(self) -> dict[str, str]: ...
+
+    def environment(self) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentWiring:
+    prompt: str
+    """The flow's prompt (FLOWPROOF_PROMPT, unless `spec_env` sets it otherwise)."""
+    handles: dict[str, str]
+    """Every `${flowproof.*}` handle: the proxy's and the tool boundary's."""
+    environment: dict[str, str]
+    """The agent's whole environment."""
+
+
+def wire_agent(
+    environ: Mapping[str, str],
+    port: int,
+    tools: ToolWiring,
+    prompt: str,
+    spec_env: Mapping[str, str],
+) -> AgentWiring:
+    """The one assembly of an agent's environment, for every driver (a command, a `url:`
+    service's before_each, an in-process agent, doctor's): the proxy on `port`, the tool
+    boundary's variables, then `spec_env` last."""
+    handles = {**proxy_handles(port), **tools.handles()}
+    env = agent_environment(environ, handles, prompt, spec_env, tools.environment())
+    return AgentWiring(prompt, handles, env)

@@ -32,9 +32,8 @@ from flowproof.drivers.env import (
     ORIGIN_ONLY,
     WITH_V1,
     WITHOUT_V1,
-    agent_environment,
     inherited_environment,
-    proxy_handles,
+    wire_agent,
 )
 from flowproof.engine.replayability import (
     Finding,
@@ -205,11 +204,9 @@ async def run_doctor(
         async with mcp_boundary(
             servers, traffic, nothing_recorded, os.environ, inherited_environment(os.environ)
         ) as boundary:
-            handles = {**proxy_handles(port), **boundary.handles()}
-            agent_env = agent_environment(
-                os.environ, handles, prompt, env or {}, boundary.environment()
-            )
-            resolved = resolve(command, os.environ, handles)
+            wiring = wire_agent(os.environ, port, boundary, prompt, env or {})
+            agent_env = wiring.environment
+            resolved = resolve(command, os.environ, wiring.handles)
             # Never set: doctor reports everything the agent sends, refused requests included,
             # so it does not stop the agent at the first one the way a flow does.
             run_to_the_end = asyncio.Event()

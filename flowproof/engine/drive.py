@@ -8,14 +8,12 @@ from dataclasses import dataclass
 
 from flowproof.containment.engage import EgressSession, egress_session
 from flowproof.drivers.command import AgentOutcome, run_command
-from flowproof.drivers.env import agent_environment, proxy_handles
+from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.url import TriggerOutcome, trigger_url
-from flowproof.engine.workdir import agent_cwd
+from flowproof.engine.context import FlowContext
 from flowproof.mcp.boundary import McpBoundary
-from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
-from flowproof.spec.suite import Suite
 
 Driven = AgentOutcome | TriggerOutcome
 
@@ -30,24 +28,14 @@ class DriveResult:
 
 
 async def drive(
-    loaded: LoadedSpec,
-    suite: Suite | None,
-    environ: Mapping[str, str],
-    port: int,
-    stop: asyncio.Event,
-    tool_boundary: McpBoundary | None = None,
+    context: FlowContext, port: int, stop: asyncio.Event, tool_boundary: McpBoundary
 ) -> DriveResult:
-    """`tool_boundary` adds the MCP stand-ins' handles and variables to what is injected."""
+    loaded, suite, environ = context.loaded, context.suite, context.environ
     agent = loaded.spec.agent
     egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
-    handles = proxy_handles(port)
-    injected = {}
-    if tool_boundary is not None:
-        handles.update(tool_boundary.handles())
-        injected = tool_boundary.environment()
-    prompt = resolve("\n".join(loaded.prompts), environ)
-    suite_env = suite.settings.env if suite else {}
-    env = agent_environment(environ, handles, prompt, {**suite_env, **agent.env}, injected)
+    wiring = agent_wiring(context, port, tool_boundary)
+    handles, env = wiring.handles, wiring.environment
+    prompt = wiring.prompt
     if suite and suite.settings.before_each:
         failure = await _before_each(suite.settings.before_each, env, agent.timeout, stop)
         if failure:
@@ -60,11 +48,19 @@ async def drive(
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
     launcher = await _launcher(egress)
-    cwd = agent_cwd(loaded, environ)
+    cwd = context.cwd
     outcome = await run_command(
         command, env, agent.timeout, stop, launcher, cwd=None if cwd is None else str(cwd)
     )
     return DriveResult(outcome, egress=egress)
+
+
+def agent_wiring(context: FlowContext, port: int, tool_boundary: McpBoundary) -> AgentWiring:
+    """A flow's agent environment: its prompt, then the suite's `env:` and `agent.env`."""
+    loaded, suite = context.loaded, context.suite
+    prompt = resolve("\n".join(loaded.prompts), context.environ)
+    spec_env = {**(suite.settings.env if suite else {}), **loaded.spec.agent.env}
+    return wire_agent(context.environ, port, tool_boundary, prompt, spec_env)
 
 
 async def _launcher(egress: EgressSession | None) -> Launcher:

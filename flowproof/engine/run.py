@@ -19,15 +19,16 @@ from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
+from flowproof.engine.context import FlowContext, flow_context
 from flowproof.engine.drive import DriveResult, drive
 from flowproof.engine.environment import request_rules
-from flowproof.engine.judge import declared_secrets, judge
+from flowproof.engine.judge import judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
-from flowproof.redaction import Redactor, record_keys
+from flowproof.redaction import Redactor
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 from flowproof.trace.lint import rules_for
@@ -37,10 +38,7 @@ if TYPE_CHECKING:
     from flowproof.proxy.http import Server
 
 
-AgentDriver = Callable[
-    [LoadedSpec, Suite | None, Mapping[str, str], int, asyncio.Event, McpBoundary],
-    Awaitable[DriveResult],
-]
+AgentDriver = Callable[[FlowContext, int, asyncio.Event, McpBoundary], Awaitable[DriveResult]]
 """What runs the agent once the boundaries are up: `drive` (a command or a `url:` service), or
 the pytest plugin's in-process driver (flowproof/inprocess.py)."""
 
@@ -57,7 +55,8 @@ async def run_flow(
     rules = request_rules(loaded, suite, environ)  # `normalize:` and `ignore_fields:`
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
-    secret_values = declared_secrets(loaded, environ)
+    context = flow_context(loaded, suite, environ, rules)
+    secret_values = context.secrets
     traffic = Traffic()
     runner: Server | None = None
     try:
@@ -71,9 +70,7 @@ async def run_flow(
                 runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await (agent or drive)(
-                loaded, suite, environ, port, traffic.fatal, tool_boundary
-            )
+            driven = await (agent or drive)(context, port, traffic.fatal, tool_boundary)
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
@@ -99,8 +96,7 @@ async def run_flow(
     if not reasons:  # the store guard: what must never be committed fails the record
         lint_rules = rules_for(suite.settings if suite else None, secret_values)
         reasons = strategy.trace_findings(traffic, lint_rules)
-    never_stored = {**secret_values, **record_keys(environ)}
-    written = strategy.finish(traffic, not reasons, never_stored)
+    written = strategy.finish(traffic, not reasons, context.never_stored)
     return FlowOutcome(
         spec_path=loaded.path,
         name=spec.name,
