@@ -21,31 +21,38 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from flowproof import __version__
+from flowproof.dialects.base import ToolMocks
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import (
     ORIGIN_ONLY,
     WITH_V1,
     WITHOUT_V1,
-    inherited_environment,
     wire_agent,
 )
+from flowproof.engine.context import FlowContext
+from flowproof.engine.drive import DriveResult
 from flowproof.engine.replayability import (
     Finding,
     environment_facts,
     find_hazards,
     suggested_lines,
 )
-from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, mcp_boundary
+from flowproof.engine.run import run_flow
+from flowproof.engine.strategy import Replay
+from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
 from flowproof.mcp.server import McpServer
-from flowproof.proxy.app import WEBSOCKET, make_app, serve
+from flowproof.proxy.app import WEBSOCKET, Backend
 from flowproof.proxy.canned import CannedBackend
-from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
+from flowproof.spec.load import LoadedSpec
+from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.traffic import Traffic
@@ -55,6 +62,10 @@ DEFAULT_TIMEOUT = 60.0
 NO_REAL_SERVER = "flowproof doctor starts no real MCP server"
 """The `command:` of a stdio server doctor stands in for: never run (the lane is replayed)."""
 NO_REAL_URL = "http://127.0.0.1:9/flowproof-doctor-dials-no-mcp-server"
+DOCTOR_SPEC = Path("flowproof-doctor")
+"""The flow doctor runs is made in memory, from its options; no file holds it."""
+NO_TRACE = Path("flowproof-doctor.trace.json")
+"""Never read nor written: doctor's flow replays nothing recorded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,33 +205,86 @@ async def run_doctor(
 ) -> DoctorReport:
     """`mcp`, `mcp_url`: the names of the agent's stdio and streamable-HTTP MCP servers.
     `env`: `--env NAME=VALUE` pairs, applied last like a spec's `agent.env`; they and `command`
-    may use `${VAR}` and the `${flowproof.*}` handles."""
-    traffic = Traffic()
+    may use `${VAR}` and the `${flowproof.*}` handles.
+
+    The agent runs through the same pipeline as a flow (engine/run.py), with the canned
+    strategy: every model call gets one fixed answer, every MCP server a stand-in."""
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
-    nothing_recorded = Trace((), __version__)
-    runner, port = await serve(make_app(CannedBackend(traffic), traffic))
-    try:
-        async with mcp_boundary(
-            servers, traffic, nothing_recorded, os.environ, inherited_environment(os.environ)
-        ) as boundary:
-            wiring = wire_agent(os.environ, port, boundary, prompt, env or {})
-            agent_env = wiring.environment
-            resolved = resolve(command, os.environ, wiring.handles)
-            # Never set: doctor reports everything the agent sends, refused requests included,
-            # so it does not stop the agent at the first one the way a flow does.
-            run_to_the_end = asyncio.Event()
-            agent = await run_command(resolved, agent_env, timeout, run_to_the_end)
-            contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
-    finally:
-        await runner.cleanup()
+    canned = Canned(NO_TRACE, DOCTOR_SPEC, Trace((), __version__))
+    seen = _Seen()
+
+    async def agent(
+        context: FlowContext, port: int, stop: asyncio.Event, boundary: McpBoundary
+    ) -> DriveResult:
+        wiring = wire_agent(context.environ, port, boundary, prompt, env or {})
+        resolved = resolve(command, context.environ, wiring.handles)
+        # Never set: doctor reports everything the agent sends, refused requests included,
+        # so it does not stop the agent at the first one the way a flow does.
+        run_to_the_end = asyncio.Event()
+        seen.agent = await run_command(resolved, wiring.environment, timeout, run_to_the_end)
+        seen.port, seen.agent_env = port, wiring.environment
+        seen.contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
+        return DriveResult(seen.agent)
+
+    await run_flow(_doctor_spec(command, prompt, timeout, servers), canned, agent=agent)
+    assert seen.agent is not None and canned.traffic is not None  # the agent always runs
+    traffic, agent_env = canned.traffic, seen.agent_env
     now = datetime.now().astimezone()
     variables = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
     home = agent_env.get("HOME", str(Path.home()))
     facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
     bodies = [turn.request for turn in traffic.turns]
     findings = find_hazards(bodies, facts, now)
-    return DoctorReport(_requests(traffic), agent, port, contacts, findings)
+    return DoctorReport(_requests(traffic), seen.agent, seen.port, seen.contacts, findings)
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What doctor's driver saw of the agent's run."""
+
+    agent: AgentOutcome | None = None
+    port: int = 0
+    agent_env: dict[str, str] = field(default_factory=dict)
+    contacts: tuple[McpContact, ...] = ()
+
+
+@dataclass(slots=True)
+class Canned(Replay):
+    """The strategy doctor runs an agent with: a replay of nothing recorded, so the MCP servers
+    are stand-ins with no lanes, whose model is answered with canned text (proxy/canned.py)
+    instead of a trace; any number of turns is fine, and nothing is written."""
+
+    traffic: Traffic | None = None
+    """What the agent sent, kept for doctor's report."""
+
+    @asynccontextmanager
+    async def backend(
+        self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
+    ) -> AsyncIterator[Backend]:
+        self.traffic = traffic
+        yield CannedBackend(traffic)
+
+    @property
+    def expected_turns(self) -> int | None:
+        return None
+
+    def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
+        return []  # doctor reports each stand-in's contacts itself
+
+
+def _doctor_spec(
+    command: str, prompt: str, timeout: float, servers: list[McpServerSpec]
+) -> LoadedSpec:
+    """The flow doctor runs: its agent, its MCP servers, its prompt, and no assertion."""
+    spec = FlowSpec(
+        name="doctor",
+        app="agent",
+        agent=AgentSpec(command=command, timeout=timeout),
+        mcp=servers,
+        steps=[{"prompt": prompt}],
+    )
+    return LoadedSpec(DOCTOR_SPEC, spec, (prompt,), ())
 
 
 def _machine_zone() -> str:
