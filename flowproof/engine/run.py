@@ -39,8 +39,10 @@ if TYPE_CHECKING:
 
 
 AgentDriver = Callable[[FlowContext, int, asyncio.Event, McpBoundary], Awaitable[DriveResult]]
-"""What runs the agent once the boundaries are up: `drive` (a command or a `url:` service), or
-the pytest plugin's in-process driver (flowproof/inprocess.py)."""
+"""What runs the agent once the boundaries are up, given the flow's context, the proxy's port,
+the event that asks it to stop and the tool boundary: `drive` (a command or a `url:` service),
+the pytest plugin's in-process driver (flowproof/inprocess.py), or doctor's (engine/doctor.py).
+Each wires the agent with drivers/env.wire_agent."""
 
 
 async def run_flow(
