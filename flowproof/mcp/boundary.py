@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
-from flowproof.mcp.server import McpServer, McpToolMock
+from flowproof.mcp.server import McpServer
 from flowproof.mcp.stdio import RealServer, StdioStandIns
+from flowproof.mocks import tool_mocks
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
@@ -115,7 +116,7 @@ async def mcp_boundary(
         spec.name: McpServer(
             spec.name,
             traffic,
-            _mocks(spec),
+            tool_mocks(spec.tools),
             served_from.lane(lane_name(spec.name)) if served_from is not None else None,
         )
         for spec in specs
@@ -150,13 +151,3 @@ async def mcp_boundary(
             if lane.name.startswith(LANE_PREFIX) and lane.name not in declared and lane.entries
         )
         yield McpBoundary(specs, servers, stdio, http, undeclared)
-
-
-def _mocks(spec: McpServerSpec) -> dict[str, McpToolMock]:
-    mocks = {}
-    for tool in spec.tools:
-        if tool.results is not None:
-            mocks[tool.name] = McpToolMock(tuple(tool.results), repeat=False)
-        elif tool.is_mocked:
-            mocks[tool.name] = McpToolMock((tool.result,), repeat=True)
-    return mocks

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.divergence import Divergence, find_difference
 from flowproof.mcp.lane import (
     META,
@@ -34,18 +35,11 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
+from flowproof.mocks import MCP_TOOLS, ToolMocks
 from flowproof.traffic import Traffic
 
 DIVERGED = -32603
 """The JSON-RPC error code a call that matches nothing is answered with (internal error)."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolMock:
-    """What a mocked tool answers: one result for every call, or results in call order."""
-
-    results: tuple[Any, ...]
-    repeat: bool
 
 
 def tool_result(result: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +76,7 @@ class McpServer:
 
     name: str
     traffic: Traffic
-    mocks: dict[str, McpToolMock]
+    mocks: ToolMocks
     recorded: Sequence[Entry] | None
     """The lane to serve from; None at record."""
     matcher: CallMatcher | None = None
@@ -113,19 +107,14 @@ class McpServer:
         tool = tool_name(request)
         if tool is None or tool not in self.mocks:
             return None
-        mock = self.mocks[tool]
         used = self._mock_uses.get(tool, 0)
         self._mock_uses[tool] = used + 1
-        if used < len(mock.results):
-            return {"result": tool_result(mock.results[used], request)}
-        if mock.repeat:
-            return {"result": tool_result(mock.results[-1], request)}
-        message = (
-            f"flowproof: tool {tool} was called {used + 1} times but its mcp `results:` list "
-            f"has {len(mock.results)}"
-        )
-        self.traffic.fail(f"{self.lane}: {message[len('flowproof: ') :]}")
-        return {"error": {"code": DIVERGED, "message": message}}
+        try:
+            result = self.mocks[tool].result_for(tool, used, MCP_TOOLS)
+        except ToolResultsExhausted as exc:
+            self.traffic.fail(f"{self.lane}: {exc}")
+            return {"error": {"code": DIVERGED, "message": f"flowproof: {exc}"}}
+        return {"result": tool_result(result, request)}
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """At replay: the answer to a call (a mock's, else the recorded one, else a divergence

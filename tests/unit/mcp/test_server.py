@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from flowproof.mcp.lane import Call, Notice, ServerRequest
-from flowproof.mcp.server import McpServer, McpToolMock, tool_result
+from flowproof.mcp.server import McpServer, tool_result
+from flowproof.mocks import ToolMock
 from flowproof.traffic import Traffic
 
 MODERN = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
@@ -32,7 +33,7 @@ def test_a_modern_request_gets_a_result_type_and_an_older_one_does_not() -> None
 
 def test_at_record_a_mocked_tool_is_answered_and_logged_and_others_are_left_to_forward() -> None:
     traffic = Traffic()
-    server = McpServer("fs", traffic, {"delete_file": McpToolMock(({"ok": True},), True)}, None)
+    server = McpServer("fs", traffic, {"delete_file": ToolMock(({"ok": True},), True)}, None)
     assert server.answer_here(tools_call("read_file")) is None
     answer = server.answer_here(tools_call("delete_file"))
     assert answer is not None and answer["result"]["structuredContent"] == {"ok": True}
@@ -41,7 +42,7 @@ def test_at_record_a_mocked_tool_is_answered_and_logged_and_others_are_left_to_f
 
 def test_a_results_list_runs_out_with_a_named_failure() -> None:
     traffic = Traffic()
-    server = McpServer("fs", traffic, {"pick": McpToolMock(("a",), False)}, None)
+    server = McpServer("fs", traffic, {"pick": ToolMock(("a",), False)}, None)
     server.answer_here(tools_call("pick"))
     answer = server.answer_here(tools_call("pick"))
     assert answer is not None and "error" in answer
