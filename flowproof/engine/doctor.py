@@ -26,14 +26,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from flowproof import __version__
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import (
     ORIGIN_ONLY,
     WITH_V1,
     WITHOUT_V1,
     agent_environment,
-    inherited_environment,
     proxy_handles,
 )
 from flowproof.engine.replayability import (
@@ -42,13 +40,12 @@ from flowproof.engine.replayability import (
     find_hazards,
     suggested_lines,
 )
-from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, mcp_boundary
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, ReplaySide, mcp_boundary
+from flowproof.mcp.server import ToolServer
 from flowproof.proxy.app import WEBSOCKET, make_app, serve
 from flowproof.proxy.canned import CannedBackend
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
-from flowproof.trace.model import Trace
 from flowproof.traffic import Traffic
 
 DEFAULT_PROMPT = "Say hello."
@@ -199,12 +196,9 @@ async def run_doctor(
     traffic = Traffic()
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
-    nothing_recorded = Trace((), __version__)
     runner, port = await serve(make_app(CannedBackend(traffic), traffic))
     try:
-        async with mcp_boundary(
-            servers, traffic, nothing_recorded, os.environ, inherited_environment(os.environ)
-        ) as boundary:
+        async with mcp_boundary(servers, traffic, ReplaySide.nothing_recorded()) as boundary:
             handles = {**proxy_handles(port), **boundary.handles()}
             agent_env = agent_environment(
                 os.environ, handles, prompt, env or {}, boundary.environment()
@@ -253,7 +247,7 @@ def _served(method: str, dialect: str) -> str:
     return dialect
 
 
-def _contact(spec: McpServerSpec, server: McpServer) -> McpContact:
+def _contact(spec: McpServerSpec, server: ToolServer) -> McpContact:
     stdio = spec.command is not None
     prefix = SERVER_VARIABLE if stdio else URL_VARIABLE
     return McpContact(

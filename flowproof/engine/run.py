@@ -64,7 +64,7 @@ async def run_flow(
         async with (
             strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
-                spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
+                spec.mcp, traffic, strategy.tool_side(environ, inherited_environment(environ))
             ) as tool_boundary,
         ):
             try:

@@ -38,7 +38,7 @@ from flowproof.mcp.messages import (
     refuse_batch,
     unsupported_server_request,
 )
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.server import RecordingServer, ReplayingServer
 
 LOOPBACK = "127.0.0.1"
 ENDPOINT = "/mcp"
@@ -50,7 +50,7 @@ _END = object()
 
 @dataclass(slots=True)
 class HttpStandIn:
-    server: McpServer
+    server: RecordingServer | ReplayingServer
     upstream_url: str | None
     """The real server, at record; None at replay."""
     port: int = 0
@@ -67,7 +67,8 @@ class HttpStandIn:
             from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
 
             upstream = HttpUpstream(self.upstream_url)
-        self._replayer = Replayer(self.server, self._push) if upstream is None else None
+        if isinstance(self.server, ReplayingServer):
+            self._replayer = Replayer(self.server, self._push)
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._handler(upstream))
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
@@ -84,6 +85,12 @@ class HttpStandIn:
             await runner.cleanup()
             if upstream is not None:
                 await upstream.close()
+
+    @property
+    def _recording(self) -> RecordingServer:
+        """The server at record, the only phase that forwards (`upstream_url` is set)."""
+        assert isinstance(self.server, RecordingServer)
+        return self.server
 
     async def _push(self, message: Message) -> bool:
         if self._stream is None:
@@ -141,13 +148,13 @@ class HttpStandIn:
         self, message: Message, raw: bytes, request: web.Request, upstream: Any
     ) -> web.StreamResponse:
         if is_request(message):
-            mocked = self.server.answer_here(without_id(message))
+            mocked = self._recording.answer_here(without_id(message))
             if mocked is not None:
                 return _json(200, {"jsonrpc": "2.0", "id": message["id"], **mocked})
         elif not is_notification(message):  # the agent answering the real server
             asked = self._asked.pop(id_key(message), None)
             if asked is not None:
-                self.server.server_request(asked, without_id(message))
+                self._recording.server_request(asked, without_id(message))
         reply: list[Message] = []
 
         async def on_message(received: Message) -> None:
@@ -170,7 +177,7 @@ class HttpStandIn:
         else:
             detail = answer.text.strip() or "no JSON-RPC answer"
             found = {"error": {"code": -32000, "message": f"HTTP {answer.status}: {detail}"}}
-        self.server.forwarded(without_id(message), found)
+        self._recording.forwarded(without_id(message), found)
         body = {"jsonrpc": "2.0", "id": message["id"], **found}
         return _json(answer.status, body, answer.headers)
 
@@ -190,7 +197,7 @@ class HttpStandIn:
                 return
             self._asked[id_key(message)] = without_id(message)
         elif is_notification(message):
-            self.server.notice(without_id(message))
+            self._recording.notice(without_id(message))
         else:
             return  # an answer to nothing the agent asked: not the agent's business
         await self._push(message)
