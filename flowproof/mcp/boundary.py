@@ -128,7 +128,7 @@ class ReplaySide:
         from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
 
         (server,) = self.servers([spec], traffic).values()
-        return HttpStandIn(server, None, spec.port or 0)
+        return HttpStandIn.replaying(server, spec.port or 0)
 
     def undeclared(self, specs: Sequence[McpServerSpec]) -> tuple[str, ...]:
         """MCP lanes of the trace whose server the spec no longer declares."""
@@ -167,7 +167,7 @@ class RecordSide:
         from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
 
         (server,) = self.servers([spec], traffic).values()
-        return HttpStandIn(server, resolve(spec.url or "", self.environ), spec.port or 0)
+        return HttpStandIn.recording(server, resolve(spec.url or "", self.environ), spec.port or 0)
 
     def undeclared(self, specs: Sequence[McpServerSpec]) -> tuple[str, ...]:
         return ()

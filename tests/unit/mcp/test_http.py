@@ -27,7 +27,7 @@ HEADERS = {"Accept": "application/json, text/event-stream"}
 def serve(traffic: Traffic, test: Any) -> None:
     async def main() -> None:
         server = ReplayingServer("fs", traffic, {}, RECORDED)
-        async with HttpStandIn(server, None).serving() as stand_in:
+        async with HttpStandIn.replaying(server).serving() as stand_in:
             async with aiohttp.ClientSession() as client:
                 await test(client, stand_in.url)
 
@@ -133,7 +133,9 @@ def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_j
         traffic = Traffic()
         server = RecordingServer("fs", traffic, {})
         try:
-            async with HttpStandIn(server, f"http://127.0.0.1:{port}/mcp").serving() as stand_in:
+            async with HttpStandIn.recording(
+                server, f"http://127.0.0.1:{port}/mcp"
+            ).serving() as stand_in:
                 async with aiohttp.ClientSession() as client:
                     headers = {**HEADERS, "Authorization": "Bearer sk-mcp-9", "Mcp-Session-Id": "s"}
                     body = json.dumps({"jsonrpc": "2.0", "id": 3, **INITIALIZE})
