@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof import __version__
-from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
+from flowproof.mcp.lane import LANE_PREFIX, lane_name
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.stdio import RealServer, RecordRelays, ReplayRelays, StdioStandIns
 from flowproof.mocks import tool_mocks
@@ -87,16 +87,11 @@ class McpBoundary:
             "declare it under mcp: again, or re-record the flow"
             for lane in self.undeclared
         ]
-        for server in self.servers.values():
-            if not isinstance(server, ReplayingServer) or not (left := server.unserved()):
-                continue
-            total = len(server.matcher.calls)
-            names = ", ".join(describe(call.request) for call in left[:5])
-            more = f" and {len(left) - 5} more" if len(left) > 5 else ""
-            reasons.append(
-                f"{server.lane}: served {total - len(left)} of {total} recorded calls: the "
-                f"agent finished without making {names}{more}"
-            )
+        reasons += [
+            reason
+            for server in self.servers.values()
+            if (reason := server.unserved_reason()) is not None
+        ]
         return reasons
 
 

@@ -107,9 +107,10 @@ class ToolServer:
             return {"error": {"code": DIVERGED, "message": f"flowproof: {exc}"}}
         return {"result": tool_result(result, request)}
 
-    def unserved(self) -> list[Call]:
-        """Recorded calls the agent never made (only a replayed lane has any)."""
-        return []
+    def unserved_reason(self) -> str | None:
+        """Why the lane failed once the agent has gone: recorded calls it never made (only a
+        replayed lane has any)."""
+        return None
 
     def _record(self, call: Call) -> None:
         self.traffic.add(self.lane, call)
@@ -191,6 +192,18 @@ class ReplayingServer(ToolServer):
 
     def unserved(self) -> list[Call]:
         return [self.matcher.calls[index] for index in self.matcher.unserved()]
+
+    def unserved_reason(self) -> str | None:
+        left = self.unserved()
+        if not left:
+            return None
+        total = len(self.matcher.calls)
+        names = ", ".join(describe(call.request) for call in left[:5])
+        more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+        return (
+            f"{self.lane}: served {total - len(left)} of {total} recorded calls: the "
+            f"agent finished without making {names}{more}"
+        )
 
 
 def _diverged(divergence: Divergence) -> dict[str, Any]:
