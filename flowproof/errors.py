@@ -85,16 +85,10 @@ class SecretStepError(StepError):
 class ToolResultsExhausted(FlowproofError):
     """A tool was called more times than its `results:` list has entries."""
 
-    def __init__(self, tool: str, call_number: int, available: int, where: str = "") -> None:
+    def __init__(self, tool: str, call_number: int, available: int, message: str) -> None:
+        """`message` is worded by flowproof/mocks.py, which speaks for both boundaries."""
         self.tool, self.call_number, self.available = tool, call_number, available
-        entries = f"entr{'y' if available == 1 else 'ies'}"
-        text = (
-            f"tool {tool} was called {call_number} times, but its results: list has only "
-            f"{available} {entries}"
-        )
-        if where:
-            text += f" ({where}); add an entry, or give `result:` to answer every call alike"
-        super().__init__(text)
+        super().__init__(message)
 
 
 class TraceError(FlowproofError):

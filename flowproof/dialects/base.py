@@ -1,4 +1,4 @@
-"""The Dialect protocol, its registry keyed by path substring, and the tool-result mocks.
+"""The Dialect protocol, its registry keyed by path substring, and where tool results go.
 
 A dialect is pure: it reads and rewrites parsed JSON bodies and renders stream frames, and never
 touches a socket. The proxy picks one by a SUBSTRING of the request path (a pattern, for a path
@@ -15,12 +15,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from flowproof._registry import refuse_clash
-from flowproof.errors import ToolResultsExhausted
+from flowproof.mocks import ToolMocks
 
 TRANSPORT_KEYS = ("stream", "stream_options")
 """Request keys that choose how the answer travels, never what it says: not part of matching."""
@@ -33,30 +33,6 @@ class Envelope:
     model: Any
     tools: tuple[str, ...]
     roles: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolMock:
-    """What the model is told a tool returned: one fixed result, or a sequence in call order."""
-
-    results: tuple[Any, ...]
-    repeat: bool
-    """True for a single `result:`, served to every call; False for `results:`."""
-    where: str = ""
-    """Where the spec writes the list (`specs/booking.yaml:9`), for the message when it runs out."""
-
-    def content_for(self, tool: str, occurrence: int) -> str:
-        """The tool-message text for the `occurrence`-th (0-based) call of `tool`."""
-        if self.repeat:
-            value = self.results[0]
-        elif occurrence < len(self.results):
-            value = self.results[occurrence]
-        else:
-            raise ToolResultsExhausted(tool, occurrence + 1, len(self.results), self.where)
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-ToolMocks = Mapping[str, ToolMock]
 
 
 class CallLedger:

@@ -28,7 +28,6 @@ from datetime import datetime
 from pathlib import Path
 
 from flowproof import __version__
-from flowproof.dialects.base import ToolMocks
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import (
     ORIGIN_ONLY,
@@ -48,7 +47,8 @@ from flowproof.engine.run import run_flow
 from flowproof.engine.strategy import Replay
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.server import ToolServer
+from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import WEBSOCKET, Backend
 from flowproof.proxy.canned import CannedBackend
 from flowproof.spec.load import LoadedSpec
@@ -314,7 +314,7 @@ def _served(method: str, dialect: str) -> str:
     return dialect
 
 
-def _contact(spec: McpServerSpec, server: McpServer) -> McpContact:
+def _contact(spec: McpServerSpec, server: ToolServer) -> McpContact:
     stdio = spec.command is not None
     prefix = SERVER_VARIABLE if stdio else URL_VARIABLE
     return McpContact(

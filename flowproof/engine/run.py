@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
-from flowproof.dialects.base import ToolMock, ToolMocks
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -27,6 +26,7 @@ from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
+from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
 from flowproof.redaction import Redactor
 from flowproof.spec.load import LoadedSpec
@@ -65,7 +65,7 @@ async def run_flow(
         async with (
             strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
-                spec.mcp, traffic, strategy.served_from, environ, inherited_environment(environ)
+                spec.mcp, traffic, strategy.tool_side(environ, inherited_environment(environ))
             ) as tool_boundary,
         ):
             try:
@@ -121,20 +121,6 @@ async def run_flow(
         normalized=rules.normalized,
         ignored_fields=rules.ignored_fields,
     )
-
-
-def mocks_for(loaded: LoadedSpec) -> ToolMocks:
-    """What the model is told each mocked tool returned: one `result:` for every call, or a
-    `results:` list served in call order."""
-    mocks = {}
-    for index, tool in enumerate(loaded.spec.tools):
-        if tool.results is not None:
-            line = loaded.line_of("tools", index, "results")
-            where = f"{loaded.path}:{line}" if line else str(loaded.path)
-            mocks[tool.name] = ToolMock(tuple(tool.results), repeat=False, where=where)
-        elif tool.is_mocked:
-            mocks[tool.name] = ToolMock((tool.result,), repeat=True)
-    return mocks
 
 
 def _busy(port: int | None, exc: OSError) -> str:

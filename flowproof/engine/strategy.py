@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Protocol
 
 from flowproof import __version__
-from flowproof.dialects.base import ToolMocks
 from flowproof.engine.lanes import MODEL, check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.mcp.boundary import McpBoundary
+from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
+from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
@@ -37,9 +37,11 @@ class Strategy(Protocol):
     previous: Trace | None
     """The trace already beside the spec (replay serves it; record may replace it)."""
 
-    @property
-    def served_from(self) -> Trace | None:
-        """The trace the boundaries answer from (replay); None when they forward (record)."""
+    def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
+        """How the MCP servers are served: from the recorded lanes (replay), or by starting or
+        dialing each real server (record; `${VAR}` in its `command:`/`url:` resolved from
+        `environ`, a stdio server's process given `server_environ`)."""
+        ...
 
     def cannot_start(self) -> str | None:
         """Why the flow cannot run at all (a flow failure), or None."""
@@ -78,9 +80,10 @@ class Replay:
     previous: Trace | None
     mode: Mode = Mode.REPLAY
 
-    @property
-    def served_from(self) -> Trace | None:
-        return self.previous
+    def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
+        if self.previous is None:
+            return ReplaySide.nothing_recorded()
+        return ReplaySide(self.previous)
 
     def cannot_start(self) -> str | None:
         if self.previous is not None:
@@ -120,9 +123,8 @@ class Record:
     keep_matching: bool = False
     """Serve requests that match the previous trace from it; forward only the rest."""
 
-    @property
-    def served_from(self) -> Trace | None:
-        return None
+    def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
+        return RecordSide(environ, server_environ)
 
     def cannot_start(self) -> str | None:
         return None

@@ -13,9 +13,11 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flowproof.mcp.lane import LANE_PREFIX, describe, lane_name
-from flowproof.mcp.server import McpServer, McpToolMock
-from flowproof.mcp.stdio import RealServer, StdioStandIns
+from flowproof import __version__
+from flowproof.mcp.lane import LANE_PREFIX, lane_name
+from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
+from flowproof.mcp.stdio import RealServer, RecordRelays, ReplayRelays, StdioStandIns
+from flowproof.mocks import tool_mocks
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
@@ -31,7 +33,7 @@ URL_VARIABLE = "FLOWPROOF_MCP_URL_"
 @dataclass(slots=True)
 class McpBoundary:
     specs: Sequence[McpServerSpec]
-    servers: dict[str, McpServer]
+    servers: dict[str, ToolServer]
     stdio: StdioStandIns | None
     http: dict[str, HttpStandIn]
     undeclared: tuple[str, ...] = ()
@@ -85,78 +87,109 @@ class McpBoundary:
             "declare it under mcp: again, or re-record the flow"
             for lane in self.undeclared
         ]
-        for server in self.servers.values():
-            left = server.unserved()
-            if not left:
-                continue
-            assert server.matcher is not None
-            total = len(server.matcher.calls)
-            names = ", ".join(describe(call.request) for call in left[:5])
-            more = f" and {len(left) - 5} more" if len(left) > 5 else ""
-            reasons.append(
-                f"{server.lane}: served {total - len(left)} of {total} recorded calls: the "
-                f"agent finished without making {names}{more}"
-            )
+        reasons += [
+            reason
+            for server in self.servers.values()
+            if (reason := server.unserved_reason()) is not None
+        ]
         return reasons
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySide:
+    """The tool boundary at replay: every server answered from its lane of `trace`."""
+
+    trace: Trace
+
+    @classmethod
+    def nothing_recorded(cls) -> ReplaySide:
+        """Lanes with nothing in them: every call the agent makes diverges, and is counted."""
+        return cls(Trace((), __version__))
+
+    def servers(
+        self, specs: Sequence[McpServerSpec], traffic: Traffic
+    ) -> dict[str, ReplayingServer]:
+        return {
+            spec.name: ReplayingServer(
+                spec.name, traffic, tool_mocks(spec.tools), self.trace.lane(lane_name(spec.name))
+            )
+            for spec in specs
+        }
+
+    def stdio(self, specs: Sequence[McpServerSpec], traffic: Traffic) -> ReplayRelays:
+        return ReplayRelays(self.servers(specs, traffic))
+
+    def http(self, spec: McpServerSpec, traffic: Traffic) -> HttpStandIn:
+        from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
+
+        (server,) = self.servers([spec], traffic).values()
+        return HttpStandIn.replaying(server, spec.port or 0)
+
+    def undeclared(self, specs: Sequence[McpServerSpec]) -> tuple[str, ...]:
+        """MCP lanes of the trace whose server the spec no longer declares."""
+        declared = {lane_name(spec.name) for spec in specs}
+        return tuple(
+            lane.name
+            for lane in self.trace.lanes
+            if lane.name.startswith(LANE_PREFIX) and lane.name not in declared and lane.entries
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSide:
+    """The tool boundary at record: each real server started or dialed, its lane filled.
+    `${VAR}` in a `command:`/`url:` is resolved from `environ`; a stdio server's process is
+    given `server_environ`."""
+
+    environ: Mapping[str, str]
+    server_environ: Mapping[str, str]
+
+    def servers(
+        self, specs: Sequence[McpServerSpec], traffic: Traffic
+    ) -> dict[str, RecordingServer]:
+        return {
+            spec.name: RecordingServer(spec.name, traffic, tool_mocks(spec.tools)) for spec in specs
+        }
+
+    def stdio(self, specs: Sequence[McpServerSpec], traffic: Traffic) -> RecordRelays:
+        real = {
+            spec.name: RealServer(resolve(spec.command or "", self.environ), self.server_environ)
+            for spec in specs
+        }
+        return RecordRelays(self.servers(specs, traffic), real)
+
+    def http(self, spec: McpServerSpec, traffic: Traffic) -> HttpStandIn:
+        from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
+
+        (server,) = self.servers([spec], traffic).values()
+        return HttpStandIn.recording(server, resolve(spec.url or "", self.environ), spec.port or 0)
+
+    def undeclared(self, specs: Sequence[McpServerSpec]) -> tuple[str, ...]:
+        return ()
+
+
+ToolSide = ReplaySide | RecordSide
+"""The phase of the tool boundary, chosen once by the strategy."""
 
 
 @asynccontextmanager
 async def mcp_boundary(
-    specs: Sequence[McpServerSpec],
-    traffic: Traffic,
-    served_from: Trace | None,
-    environ: Mapping[str, str],
-    server_environ: Mapping[str, str],
+    specs: Sequence[McpServerSpec], traffic: Traffic, side: ToolSide
 ) -> AsyncIterator[McpBoundary]:
-    """`served_from` is the trace to replay (None at record, when each real server is started
-    or dialed: `${VAR}` in its `command:`/`url:` resolved from `environ`, a stdio server's
-    process given `server_environ`)."""
-    servers = {
-        spec.name: McpServer(
-            spec.name,
-            traffic,
-            _mocks(spec),
-            served_from.lane(lane_name(spec.name)) if served_from is not None else None,
-        )
-        for spec in specs
-    }
+    """Open the stand-ins of `specs`, served the way `side` says."""
+    servers: dict[str, ToolServer] = {}
     async with AsyncExitStack() as stack:
         stdio_specs = [spec for spec in specs if spec.command is not None]
         stdio = None
         if stdio_specs:
-            real = (
-                {}
-                if served_from is not None
-                else {
-                    spec.name: RealServer(resolve(spec.command or "", environ), server_environ)
-                    for spec in stdio_specs
-                }
-            )
-            stdio = await stack.enter_async_context(
-                StdioStandIns({s.name: servers[s.name] for s in stdio_specs}, real).serving()
-            )
+            relays = side.stdio(stdio_specs, traffic)
+            servers.update(relays.servers)
+            stdio = await stack.enter_async_context(StdioStandIns(relays).serving())
         http = {}
         for spec in specs:
             if spec.url is not None:
-                from flowproof.mcp.http import HttpStandIn  # aiohttp.web: only when needed
-
-                upstream = None if served_from is not None else resolve(spec.url, environ)
-                stand_in = HttpStandIn(servers[spec.name], upstream, spec.port or 0)
+                stand_in = side.http(spec, traffic)
+                servers[spec.name] = stand_in.server
                 http[spec.name] = await stack.enter_async_context(stand_in.serving())
-        declared = {lane_name(spec.name) for spec in specs}
-        undeclared = tuple(
-            lane.name
-            for lane in (served_from.lanes if served_from is not None else ())
-            if lane.name.startswith(LANE_PREFIX) and lane.name not in declared and lane.entries
-        )
-        yield McpBoundary(specs, servers, stdio, http, undeclared)
-
-
-def _mocks(spec: McpServerSpec) -> dict[str, McpToolMock]:
-    mocks = {}
-    for tool in spec.tools:
-        if tool.results is not None:
-            mocks[tool.name] = McpToolMock(tuple(tool.results), repeat=False)
-        elif tool.is_mocked:
-            mocks[tool.name] = McpToolMock((tool.result,), repeat=True)
-    return mocks
+        ordered = {spec.name: servers[spec.name] for spec in specs}
+        yield McpBoundary(specs, ordered, stdio, http, side.undeclared(specs))

@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
@@ -38,7 +38,10 @@ from flowproof.mcp.messages import (
     refuse_batch,
     unsupported_server_request,
 )
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
+
+if TYPE_CHECKING:
+    from flowproof.mcp.upstream import HttpUpstream
 
 LOOPBACK = "127.0.0.1"
 ENDPOINT = "/mcp"
@@ -49,27 +52,65 @@ _END = object()
 
 
 @dataclass(slots=True)
+class AgentStream:
+    """The agent's open GET stream, if any: what is pushed here is sent to it."""
+
+    queue: asyncio.Queue[Any] | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.queue is not None
+
+    async def push(self, message: Message) -> bool:
+        if self.queue is None:
+            return False
+        self.queue.put_nowait(message)
+        return True
+
+
+class HttpExchange(Protocol):
+    """How the stand-in's endpoint is served, chosen once for the flow's phase."""
+
+    async def post(
+        self, message: Message, raw: bytes, request: web.Request
+    ) -> web.StreamResponse: ...
+
+    def on_get(self, request: web.Request) -> Coroutine[Any, Any, None]:
+        """What runs while the agent's GET stream is open."""
+        ...
+
+    async def delete(self, request: web.Request) -> web.StreamResponse: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(slots=True)
 class HttpStandIn:
-    server: McpServer
-    upstream_url: str | None
-    """The real server, at record; None at replay."""
+    server: ToolServer
+    open_exchange: Callable[[AgentStream], HttpExchange]
+    """Builds the phase's exchange once the listener serves (record opens its client then)."""
     port: int = 0
     url: str = ""
-    _stream: asyncio.Queue[Any] | None = None
-    """The agent's open GET stream: what is put here is sent to it."""
-    _asked: dict[str, Message] = field(default_factory=dict)
-    _replayer: Replayer | None = None
+    stream: AgentStream = field(default_factory=AgentStream)
+
+    @classmethod
+    def replaying(cls, server: ReplayingServer, port: int = 0) -> HttpStandIn:
+        return cls(server, lambda stream: ReplayExchange(server, stream), port)
+
+    @classmethod
+    def recording(cls, server: RecordingServer, upstream_url: str, port: int = 0) -> HttpStandIn:
+        def exchange(stream: AgentStream) -> HttpExchange:
+            from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
+
+            return RecordExchange(server, stream, HttpUpstream(upstream_url))
+
+        return cls(server, exchange, port)
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[HttpStandIn]:
-        upstream = None
-        if self.upstream_url is not None:
-            from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
-
-            upstream = HttpUpstream(self.upstream_url)
-        self._replayer = Replayer(self.server, self._push) if upstream is None else None
+        exchange = self.open_exchange(self.stream)
         app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_route("*", "/{tail:.*}", self._handler(upstream))
+        app.router.add_route("*", "/{tail:.*}", self._handler(exchange))
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
         await runner.setup()
         try:
@@ -79,67 +120,102 @@ class HttpStandIn:
             self.url = f"http://{LOOPBACK}:{self.port}{ENDPOINT}"
             yield self
         finally:
-            if self._stream is not None:
-                self._stream.put_nowait(_END)
+            if self.stream.queue is not None:
+                self.stream.queue.put_nowait(_END)
             await runner.cleanup()
-            if upstream is not None:
-                await upstream.close()
+            await exchange.close()
 
-    async def _push(self, message: Message) -> bool:
-        if self._stream is None:
-            return False
-        self._stream.put_nowait(message)
-        return True
-
-    def _handler(self, upstream: Any) -> Any:
+    def _handler(self, exchange: HttpExchange) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
             if ENDPOINT not in request.path:
                 return _text(404, f"flowproof: the MCP endpoint is {self.url}")
             self.server.contacts += 1
             if request.method == "POST":
-                return await self._post(request, upstream)
+                return await self._post(request, exchange)
             if request.method == "GET":
-                return await self._get(request, upstream)
+                return await self._get(request, exchange)
             if request.method == "DELETE":
-                if upstream is not None:
-                    try:
-                        answer = await upstream.delete(request.headers)
-                    except _unreachable():  # the session's end: not worth failing the flow
-                        return web.Response(status=204)
-                    return web.Response(status=answer.status, headers=answer.headers)
-                return web.Response(status=200)
+                return await exchange.delete(request)
             return _text(405, f"flowproof: {request.method} is not part of streamable HTTP")
 
         return handle
 
-    async def _post(self, request: web.Request, upstream: Any) -> web.StreamResponse:
+    async def _post(self, request: web.Request, exchange: HttpExchange) -> web.StreamResponse:
         raw = await request.read()
         message = parsed(raw)
         if isinstance(message, list):
             return _json(400, refuse_batch(self.server))
         if message is None:
             return _json(400, {"jsonrpc": "2.0", "id": None, "error": _err("not JSON-RPC")})
-        if upstream is None:
-            return await self._replay_post(message)
-        return await self._record_post(message, raw, request, upstream)
+        return await exchange.post(message, raw, request)
 
-    async def _replay_post(self, message: Message) -> web.StreamResponse:
-        assert self._replayer is not None
+    async def _get(self, request: web.Request, exchange: HttpExchange) -> web.StreamResponse:
+        if self.stream.is_open:
+            return _text(409, "flowproof: a GET stream is already open for this MCP server")
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        pump = create_task(exchange.on_get(request), name="mcp-get")
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        self.stream.queue = queue
+        try:
+            await response.prepare(request)
+            while (message := await _next(queue, request)) is not _END:
+                data = json.dumps(message, ensure_ascii=False)
+                await response.write(f"event: message\ndata: {data}\n\n".encode())
+        except ConnectionError:
+            pass
+        finally:
+            self.stream.queue = None
+            pump.cancel()
+        return response
+
+
+@dataclass(slots=True)
+class ReplayExchange:
+    """Replay: answered from the lane with zero network."""
+
+    server: ReplayingServer
+    stream: AgentStream
+    replayer: Replayer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.replayer = Replayer(self.server, self.stream.push)
+
+    async def post(self, message: Message, raw: bytes, request: web.Request) -> web.StreamResponse:
         if is_request(message):
-            answer = await self._replayer.answer(message)
+            answer = await self.replayer.answer(message)
             session = (
                 {"Mcp-Session-Id": REPLAY_SESSION} if message["method"] == "initialize" else {}
             )
             return _json(200, answer, session)
         if is_notification(message):
-            await self._replayer.emit_due()
+            await self.replayer.emit_due()
         else:
-            self._replayer.answered(message)
+            self.replayer.answered(message)
         return web.Response(status=202)
 
-    async def _record_post(
-        self, message: Message, raw: bytes, request: web.Request, upstream: Any
-    ) -> web.StreamResponse:
+    def on_get(self, request: web.Request) -> Coroutine[Any, Any, None]:
+        return self.replayer.emit_due()
+
+    async def delete(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(status=200)
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class RecordExchange:
+    """Record: every POST forwarded to the real server, what it says captured."""
+
+    server: RecordingServer
+    stream: AgentStream
+    upstream: HttpUpstream
+    _asked: dict[str, Message] = field(default_factory=dict)
+    """The real server's requests relayed to the agent, awaiting its answer, by id."""
+
+    async def post(self, message: Message, raw: bytes, request: web.Request) -> web.StreamResponse:
         if is_request(message):
             mocked = self.server.answer_here(without_id(message))
             if mocked is not None:
@@ -157,7 +233,7 @@ class HttpStandIn:
                 await self._from_server(received)
 
         try:
-            answer = await upstream.post(raw, request.headers, on_message)
+            answer = await self.upstream.post(raw, request.headers, on_message)
         except _unreachable() as exc:
             self.server.traffic.fail(f"{self.server.lane}: {exc}")
             return _json(
@@ -174,14 +250,29 @@ class HttpStandIn:
         body = {"jsonrpc": "2.0", "id": message["id"], **found}
         return _json(answer.status, body, answer.headers)
 
+    def on_get(self, request: web.Request) -> Coroutine[Any, Any, None]:
+        # The agent's stream opens at once, whatever the real server says to its own GET
+        # (405 included): flowproof relays the messages inline in POST answers on it too.
+        return self._bridge(request)
+
+    async def delete(self, request: web.Request) -> web.StreamResponse:
+        try:
+            answer = await self.upstream.delete(request.headers)
+        except _unreachable():  # the session's end: not worth failing the flow
+            return web.Response(status=204)
+        return web.Response(status=answer.status, headers=answer.headers)
+
+    async def close(self) -> None:
+        await self.upstream.close()
+
     async def _from_server(self, message: Message) -> None:
-        """At record: a message the server sent that answers no POST, for the GET stream."""
+        """A message the server sent that answers no POST, for the GET stream."""
         if is_request(message):
             method = str(message.get("method"))
             if method not in SERVER_REQUESTS:
                 unsupported_server_request(self.server, method)
                 return
-            if self._stream is None:
+            if not self.stream.is_open:
                 self.server.traffic.fail(
                     f"{self.server.lane}: the real MCP server sent a server-initiated request "
                     f"({method}), and the agent has no GET stream open for flowproof to relay "
@@ -193,39 +284,11 @@ class HttpStandIn:
             self.server.notice(without_id(message))
         else:
             return  # an answer to nothing the agent asked: not the agent's business
-        await self._push(message)
+        await self.stream.push(message)
 
-    async def _get(self, request: web.Request, upstream: Any) -> web.StreamResponse:
-        if self._stream is not None:
-            return _text(409, "flowproof: a GET stream is already open for this MCP server")
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        pump: asyncio.Task[Any] | None = None
-        if upstream is not None:
-            # The agent's stream opens at once, whatever the real server says to its own GET
-            # (405 included): flowproof relays the messages inline in POST answers on it too.
-            pump = create_task(self._bridge(request, upstream), name="mcp-get-bridge")
-        elif self._replayer is not None:
-            pump = create_task(self._replayer.emit_due(), name="mcp-get-due")
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        self._stream = queue
+    async def _bridge(self, request: web.Request) -> None:
         try:
-            await response.prepare(request)
-            while (message := await _next(queue, request)) is not _END:
-                data = json.dumps(message, ensure_ascii=False)
-                await response.write(f"event: message\ndata: {data}\n\n".encode())
-        except ConnectionError:
-            pass
-        finally:
-            self._stream = None
-            if pump is not None:
-                pump.cancel()
-        return response
-
-    async def _bridge(self, request: web.Request, upstream: Any) -> None:
-        try:
-            await upstream.get(request.headers, self._from_server)
+            await self.upstream.get(request.headers, self._from_server)
         except _unreachable():  # a server-push stream that breaks off just ends
             return
 

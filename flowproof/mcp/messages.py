@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowproof.mcp.lane import Notice, ServerRequest, describe, without_id
-from flowproof.mcp.server import DIVERGED, McpServer
+from flowproof.mcp.server import DIVERGED, ReplayingServer, ToolServer
 
 Message = dict[str, Any]
 Send = Callable[[Message], Awaitable[bool]]
@@ -51,13 +51,13 @@ def error(message_id: Any, text: str) -> Message:
     return {"jsonrpc": "2.0", "id": message_id, "error": {"code": DIVERGED, "message": text}}
 
 
-def refuse_batch(server: McpServer) -> Message:
+def refuse_batch(server: ToolServer) -> Message:
     """A batch fails the flow (half-serving one would corrupt the lane); the agent is told why."""
     server.traffic.fail(f"{server.lane}: the agent sent a JSON-RPC batch, which MCP no longer has")
     return error(None, BATCH)
 
 
-def unsupported_server_request(server: McpServer, method: str) -> None:
+def unsupported_server_request(server: ToolServer, method: str) -> None:
     server.traffic.fail(
         f"{server.lane}: the real MCP server sent a server-initiated request ({method}) that "
         f"flowproof cannot record yet; supported: {', '.join(SERVER_REQUESTS)}"
@@ -69,7 +69,7 @@ class Replayer:
     """At replay, for one connection: what the server sent unprompted, sent again when due,
     and the agent's answers to re-sent server requests checked against the recording."""
 
-    server: McpServer
+    server: ReplayingServer
     send: Send
     waiting: dict[str, asyncio.Future[Message]] = field(default_factory=dict)
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))

@@ -1,7 +1,8 @@
 """One declared MCP server's side of a flow, shared by every connection the agent opens to it.
 
-Both transports (stdio through the stand-in, streamable HTTP through the listener) and both
-phases meet here, so what a call means never depends on how it travelled:
+Both transports (stdio through the stand-in, streamable HTTP through the listener) meet here,
+so what a call means never depends on how it travelled. The phase is a class, chosen once by
+the strategy (`RecordingServer`, `ReplayingServer`, over the shared `ToolServer`):
 
 - a `tools/call` of a tool the spec mocks (`result:`/`results:`) is answered here, in both
   phases, and never forwarded: the real server cannot run it;
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
+from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.divergence import Divergence, find_difference
 from flowproof.mcp.lane import (
     META,
@@ -34,18 +36,11 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
+from flowproof.mocks import MCP_TOOLS, ToolMocks
 from flowproof.traffic import Traffic
 
 DIVERGED = -32603
 """The JSON-RPC error code a call that matches nothing is answered with (internal error)."""
-
-
-@dataclass(frozen=True, slots=True)
-class McpToolMock:
-    """What a mocked tool answers: one result for every call, or results in call order."""
-
-    results: tuple[Any, ...]
-    repeat: bool
 
 
 def tool_result(result: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -77,16 +72,13 @@ def _is_modern(request: dict[str, Any]) -> bool:
 
 
 @dataclass(slots=True)
-class McpServer:
-    """A server's lane as it fills (record) or is served (replay)."""
+class ToolServer:
+    """What both phases share: the mocked tools, the lane as it is written, the counts."""
 
     name: str
     traffic: Traffic
-    mocks: dict[str, McpToolMock]
-    recorded: Sequence[Entry] | None
-    """The lane to serve from; None at record."""
-    matcher: CallMatcher | None = None
-    pending: list[Notice | ServerRequest] = field(default_factory=list)
+    mocks: ToolMocks
+    _: KW_ONLY
     answered: int = 0
     """Calls answered on this lane so far: the anchor of anything the server sends next."""
     arrived: int = 0
@@ -96,54 +88,81 @@ class McpServer:
 
     def __post_init__(self) -> None:
         self.traffic.lanes.setdefault(self.lane, [])
-        if self.recorded is not None:
-            self.matcher = CallMatcher(self.lane, self.recorded)
-            self.pending = [e for e in self.recorded if isinstance(e, Notice | ServerRequest)]
 
     @property
     def lane(self) -> str:
         return lane_name(self.name)
-
-    @property
-    def replaying(self) -> bool:
-        return self.matcher is not None
 
     def mocked_answer(self, request: dict[str, Any]) -> dict[str, Any] | None:
         """The mock's answer to a `tools/call` of a mocked tool, else None."""
         tool = tool_name(request)
         if tool is None or tool not in self.mocks:
             return None
-        mock = self.mocks[tool]
         used = self._mock_uses.get(tool, 0)
         self._mock_uses[tool] = used + 1
-        if used < len(mock.results):
-            return {"result": tool_result(mock.results[used], request)}
-        if mock.repeat:
-            return {"result": tool_result(mock.results[-1], request)}
-        message = (
-            f"flowproof: tool {tool} was called {used + 1} times but its mcp `results:` list "
-            f"has {len(mock.results)}"
-        )
-        self.traffic.fail(f"{self.lane}: {message[len('flowproof: ') :]}")
-        return {"error": {"code": DIVERGED, "message": message}}
+        try:
+            result = self.mocks[tool].result_for(tool, used, MCP_TOOLS)
+        except ToolResultsExhausted as exc:
+            self.traffic.fail(f"{self.lane}: {exc}")
+            return {"error": {"code": DIVERGED, "message": f"flowproof: {exc}"}}
+        return {"result": tool_result(result, request)}
 
-    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """At replay: the answer to a call (a mock's, else the recorded one, else a divergence
-        error), written into the lane."""
-        answer = self.answer_here(request)
-        assert answer is not None  # at replay every call is answered here
-        return answer
+    def unserved_reason(self) -> str | None:
+        """Why the lane failed once the agent has gone: recorded calls it never made (only a
+        replayed lane has any)."""
+        return None
+
+    def _record(self, call: Call) -> None:
+        self.traffic.add(self.lane, call)
+        self.answered += 1
+
+
+@dataclass(slots=True)
+class RecordingServer(ToolServer):
+    """A server's lane as it fills: mocks answer here, the transport forwards the rest to the
+    real server and reports what it said."""
 
     def answer_here(self, request: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer a call without the real server: a mock (both phases), or at replay the
-        recorded answer. None at record for a call the transport must forward. Either way the
-        call is written into the lane here, except a forwarded one (`forwarded` does that)."""
+        """A mocked tool's answer, written into the lane; None for a call the transport must
+        forward (`forwarded` writes that one)."""
         self.arrived += 1
         mocked = self.mocked_answer(request)
-        if self.matcher is None:
-            if mocked is not None:
-                self._record(Call(request, mocked, mocked=True))
-            return mocked
+        if mocked is not None:
+            self._record(Call(request, mocked, mocked=True))
+        return mocked
+
+    def forwarded(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
+        """The real server answered a forwarded call."""
+        self._record(Call(request, answer))
+
+    def notice(self, message: dict[str, Any]) -> None:
+        """The server sent a notification."""
+        self.traffic.add(self.lane, Notice(message, self.answered))
+
+    def server_request(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
+        """The server asked the agent something, and the agent answered."""
+        self.traffic.add(self.lane, ServerRequest(request, answer, self.answered))
+
+
+@dataclass(slots=True)
+class ReplayingServer(ToolServer):
+    """A server's recorded lane, served: every call is answered here, and what the server
+    sent unprompted is handed back to the transport when the agent reaches that point."""
+
+    recorded: Sequence[Entry]
+    matcher: CallMatcher = field(init=False)
+    pending: list[Notice | ServerRequest] = field(init=False)
+
+    def __post_init__(self) -> None:
+        ToolServer.__post_init__(self)
+        self.matcher = CallMatcher(self.lane, self.recorded)
+        self.pending = [e for e in self.recorded if isinstance(e, Notice | ServerRequest)]
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a call (a mock's, else the recorded one, else a divergence error),
+        written into the lane."""
+        self.arrived += 1
+        mocked = self.mocked_answer(request)
         index = self.matcher.claim(request)
         if index is None:
             divergence = self.matcher.explain(self.arrived, request)
@@ -154,43 +173,37 @@ class McpServer:
         self._record(Call(request, answer, mocked=mocked is not None))
         return answer
 
-    def forwarded(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
-        """At record: the real server answered a forwarded call."""
-        self._record(Call(request, answer))
-
-    def notice(self, message: dict[str, Any]) -> None:
-        """At record: the server sent a notification."""
-        self.traffic.add(self.lane, Notice(message, self.answered))
-
-    def server_request(self, request: dict[str, Any], answer: dict[str, Any]) -> None:
-        """At record: the server asked the agent something, and the agent answered."""
-        self.traffic.add(self.lane, ServerRequest(request, answer, self.answered))
-
     def due(self) -> list[Notice | ServerRequest]:
-        """At replay: what the server sent before the call about to be answered, in order."""
+        """What the server sent before the call about to be answered, in order."""
         ready = [entry for entry in self.pending if entry.after <= self.answered]
         self.pending = [entry for entry in self.pending if entry.after > self.answered]
         return ready
 
     def check_server_answer(self, recorded: ServerRequest, answer: dict[str, Any]) -> None:
-        """At replay: the agent's answer to a re-sent server request must be the recorded one."""
+        """The agent's answer to a re-sent server request must be the recorded one."""
         self.traffic.add(self.lane, ServerRequest(recorded.request, answer, recorded.after))
         found = find_difference(recorded.answer, answer)
         if found is None:
             return
         self.arrived += 1
-        position = list(self.recorded or ()).index(recorded) + 1
+        position = list(self.recorded).index(recorded) + 1
         envelope = (f"the agent's answer to the server's {describe(recorded.request)} changed",)
         self.traffic.diverge(Divergence(self.lane, self.arrived, position, envelope, found))
 
     def unserved(self) -> list[Call]:
-        if self.matcher is None:
-            return []
         return [self.matcher.calls[index] for index in self.matcher.unserved()]
 
-    def _record(self, call: Call) -> None:
-        self.traffic.add(self.lane, call)
-        self.answered += 1
+    def unserved_reason(self) -> str | None:
+        left = self.unserved()
+        if not left:
+            return None
+        total = len(self.matcher.calls)
+        names = ", ".join(describe(call.request) for call in left[:5])
+        more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+        return (
+            f"{self.lane}: served {total - len(left)} of {total} recorded calls: the "
+            f"agent finished without making {names}{more}"
+        )
 
 
 def _diverged(divergence: Divergence) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import secrets
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from flowproof._tasks import create_task
 from flowproof.drivers.process import GRACE_SECONDS, owned_process, stop_tree
@@ -38,7 +39,7 @@ from flowproof.mcp.messages import (
     refuse_batch,
     unsupported_server_request,
 )
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
 
 LOOPBACK = "127.0.0.1"
@@ -55,13 +56,49 @@ class RealServer:
     env: Mapping[str, str]
 
 
+class StdioRelays(Protocol):
+    """What serves one stand-in's connection, chosen once for the flow's phase."""
+
+    def server(self, name: str) -> ToolServer | None:
+        """The declared server `name`, if there is one."""
+
+    async def relay(self, name: str, reader: asyncio.StreamReader, send: Send) -> None:
+        """Serve one connection to server `name` until the agent closes it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRelays:
+    """At replay: every connection is answered from its server's recorded lane."""
+
+    servers: Mapping[str, ReplayingServer]
+
+    def server(self, name: str) -> ToolServer | None:
+        return self.servers.get(name)
+
+    async def relay(self, name: str, reader: asyncio.StreamReader, send: Send) -> None:
+        await _replay(self.servers[name], reader, send)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRelays:
+    """At record: every connection starts its own real server and is relayed to it."""
+
+    servers: Mapping[str, RecordingServer]
+    real: Mapping[str, RealServer]
+    """How to start each server."""
+
+    def server(self, name: str) -> ToolServer | None:
+        return self.servers.get(name)
+
+    async def relay(self, name: str, reader: asyncio.StreamReader, send: Send) -> None:
+        await _record(self.servers[name], self.real[name], reader, send)
+
+
 @dataclass(slots=True)
 class StdioStandIns:
     """The control listener every stdio stand-in of one flow connects to."""
 
-    servers: dict[str, McpServer]
-    real: dict[str, RealServer]
-    """At record, how to start each server; empty at replay."""
+    relays: StdioRelays
     token: str = field(default_factory=lambda: secrets.token_hex(16))
     """Hex: a token could otherwise start with `-` and read as an option."""
     port: int = 0
@@ -91,15 +128,12 @@ class StdioStandIns:
         assert task is not None
         self._relays.add(task)
         try:
-            server = await self._introduced(reader)
-            if server is None:
+            name = await self._introduced(reader)
+            server = None if name is None else self.relays.server(name)
+            if name is None or server is None:
                 return
             server.contacts += 1
-            send = _sender(writer)
-            if server.replaying:
-                await _replay(server, reader, send)
-            else:
-                await _record(server, self.real[server.name], reader, send)
+            await self.relays.relay(name, reader, _sender(writer))
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -108,7 +142,7 @@ class StdioStandIns:
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
 
-    async def _introduced(self, reader: asyncio.StreamReader) -> McpServer | None:
+    async def _introduced(self, reader: asyncio.StreamReader) -> str | None:
         """The server a stand-in names, if it presents this run's token; else None."""
         try:
             hello = json.loads(await asyncio.wait_for(reader.readline(), 10))
@@ -119,7 +153,7 @@ class StdioStandIns:
         token, name = hello.get("token"), hello.get("server")
         if not isinstance(token, str) or not hmac.compare_digest(token, self.token):
             return None
-        return self.servers.get(name) if isinstance(name, str) else None
+        return name if isinstance(name, str) else None
 
 
 def _sender(writer: asyncio.StreamWriter) -> Send:
@@ -144,7 +178,7 @@ async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
 # Replay ----------------------------------------------------------------------------------------
 
 
-async def _replay(server: McpServer, reader: asyncio.StreamReader, send: Send) -> None:
+async def _replay(server: ReplayingServer, reader: asyncio.StreamReader, send: Send) -> None:
     replayer = Replayer(server, send)
     tasks: set[asyncio.Task[None]] = set()
 
@@ -181,7 +215,7 @@ def _spawn(tasks: set[asyncio.Task[None]], work: Awaitable[None]) -> None:
 
 
 async def _record(
-    server: McpServer, real: RealServer, reader: asyncio.StreamReader, send: Send
+    server: RecordingServer, real: RealServer, reader: asyncio.StreamReader, send: Send
 ) -> None:
     spawn = asyncio.create_subprocess_exec(
         *shlex.split(real.command),
@@ -212,7 +246,7 @@ async def _record(
 
 @dataclass(slots=True)
 class _RecordRelay:
-    server: McpServer
+    server: RecordingServer
     process: asyncio.subprocess.Process
     send: Send
     calls: dict[str, Message] = field(default_factory=dict)

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
-from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.mocks import ToolMocks
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Route, ToolMocks
+from flowproof.dialects.base import Dialect, Route
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend
 from flowproof.proxy.replay import matchable, served
 from flowproof.traffic import Answer, Traffic

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, Route, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.mocks import ToolMocks
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
 

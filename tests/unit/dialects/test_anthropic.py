@@ -8,9 +8,10 @@ import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.dialects.anthropic import AnthropicMessages, canonical_input
-from flowproof.dialects.base import Envelope, ToolMock
+from flowproof.dialects.base import Envelope
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.divergence import explain
+from flowproof.mocks import ToolMock
 
 MESSAGES = dialect_named("anthropic_messages")
 

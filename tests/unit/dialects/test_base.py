@@ -15,10 +15,10 @@ from flowproof.dialects.base import (
     ModelTurn,
     ResultSlot,
     ToolEvent,
-    ToolMock,
     join_text,
 )
 from flowproof.errors import ToolResultsExhausted
+from flowproof.mocks import ToolMock
 
 CHAT = dialect_named("openai_chat")
 MESSAGES = dialect_named("anthropic_messages")

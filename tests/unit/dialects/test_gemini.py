@@ -8,7 +8,8 @@ import json
 import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import Envelope, Route, ToolMock
+from flowproof.dialects.base import Envelope, Route
+from flowproof.mocks import ToolMock
 from flowproof.proxy.forward import Upstream
 
 GEMINI = dialect_named("gemini")

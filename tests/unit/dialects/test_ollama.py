@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import ToolMock
+from flowproof.mocks import ToolMock
 from flowproof.proxy.forward import Upstream
 
 OLLAMA = dialect_named("ollama_chat")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import ToolMock
 from flowproof.errors import ToolResultsExhausted
+from flowproof.mocks import ToolMock
 
 CHAT = dialect_named("openai_chat")
 

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.dialects.base import Envelope, ToolMock
+from flowproof.dialects.base import Envelope
 from flowproof.errors import ToolResultsExhausted
+from flowproof.mocks import ToolMock
 
 RESPONSES = dialect_named("openai_responses")
 TOOLS = [

@@ -11,7 +11,7 @@ import aiohttp
 
 from flowproof.mcp.http import HttpStandIn
 from flowproof.mcp.lane import Call, Notice
-from flowproof.mcp.server import McpServer
+from flowproof.mcp.server import RecordingServer, ReplayingServer
 from flowproof.traffic import Traffic
 
 INITIALIZE = {"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
@@ -26,8 +26,8 @@ HEADERS = {"Accept": "application/json, text/event-stream"}
 
 def serve(traffic: Traffic, test: Any) -> None:
     async def main() -> None:
-        server = McpServer("fs", traffic, {}, RECORDED)
-        async with HttpStandIn(server, None).serving() as stand_in:
+        server = ReplayingServer("fs", traffic, {}, RECORDED)
+        async with HttpStandIn.replaying(server).serving() as stand_in:
             async with aiohttp.ClientSession() as client:
                 await test(client, stand_in.url)
 
@@ -131,9 +131,11 @@ def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_j
         await site.start()
         port = runner.addresses[0][1]
         traffic = Traffic()
-        server = McpServer("fs", traffic, {}, None)
+        server = RecordingServer("fs", traffic, {})
         try:
-            async with HttpStandIn(server, f"http://127.0.0.1:{port}/mcp").serving() as stand_in:
+            async with HttpStandIn.recording(
+                server, f"http://127.0.0.1:{port}/mcp"
+            ).serving() as stand_in:
                 async with aiohttp.ClientSession() as client:
                     headers = {**HEADERS, "Authorization": "Bearer sk-mcp-9", "Mcp-Session-Id": "s"}
                     body = json.dumps({"jsonrpc": "2.0", "id": 3, **INITIALIZE})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from flowproof.mcp.lane import Call, Notice, ServerRequest
-from flowproof.mcp.server import McpServer, McpToolMock, tool_result
+from flowproof.mcp.server import RecordingServer, ReplayingServer, tool_result
+from flowproof.mocks import ToolMock
 from flowproof.traffic import Traffic
 
 MODERN = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
@@ -32,7 +33,7 @@ def test_a_modern_request_gets_a_result_type_and_an_older_one_does_not() -> None
 
 def test_at_record_a_mocked_tool_is_answered_and_logged_and_others_are_left_to_forward() -> None:
     traffic = Traffic()
-    server = McpServer("fs", traffic, {"delete_file": McpToolMock(({"ok": True},), True)}, None)
+    server = RecordingServer("fs", traffic, {"delete_file": ToolMock(({"ok": True},), True)})
     assert server.answer_here(tools_call("read_file")) is None
     answer = server.answer_here(tools_call("delete_file"))
     assert answer is not None and answer["result"]["structuredContent"] == {"ok": True}
@@ -41,7 +42,7 @@ def test_at_record_a_mocked_tool_is_answered_and_logged_and_others_are_left_to_f
 
 def test_a_results_list_runs_out_with_a_named_failure() -> None:
     traffic = Traffic()
-    server = McpServer("fs", traffic, {"pick": McpToolMock(("a",), False)}, None)
+    server = RecordingServer("fs", traffic, {"pick": ToolMock(("a",), False)})
     server.answer_here(tools_call("pick"))
     answer = server.answer_here(tools_call("pick"))
     assert answer is not None and "error" in answer
@@ -53,7 +54,7 @@ def test_a_results_list_runs_out_with_a_named_failure() -> None:
 def test_at_replay_the_recorded_answer_is_served_and_a_miss_diverges() -> None:
     recorded = [Call(tools_call("echo"), {"result": {"content": []}})]
     traffic = Traffic()
-    server = McpServer("fs", traffic, {}, recorded)
+    server = ReplayingServer("fs", traffic, {}, recorded)
     assert server.answer(tools_call("echo")) == {"result": {"content": []}}
     missed = server.answer(tools_call("echo"))
     assert missed["error"]["code"] == -32603
@@ -65,7 +66,7 @@ def test_notifications_and_server_requests_come_due_at_their_anchor() -> None:
     early = Notice({"method": "notifications/tools/list_changed"}, after=1)
     late = ServerRequest({"method": "roots/list"}, {"result": {"roots": []}}, after=2)
     recorded = [Call({"method": "initialize"}, {"result": {}}), early, late]
-    server = McpServer("fs", Traffic(), {}, recorded)
+    server = ReplayingServer("fs", Traffic(), {}, recorded)
     assert server.due() == []
     server.answer({"method": "initialize"})
     assert server.due() == [early]
@@ -77,7 +78,7 @@ def test_a_changed_answer_to_a_server_request_diverges_with_its_path() -> None:
         {"method": "roots/list"}, {"result": {"roots": [{"uri": "file:///a"}]}}, 0
     )
     traffic = Traffic()
-    server = McpServer("fs", traffic, {}, [asked])
+    server = ReplayingServer("fs", traffic, {}, [asked])
     server.check_server_answer(asked, {"result": {"roots": [{"uri": "file:///b"}]}})
     assert traffic.divergence is not None
     assert "the agent's answer to the server's roots/list changed" in traffic.divergence.render()
