@@ -106,6 +106,9 @@ class McpLaneKind(LaneKind):
             calls.append(ExecutedCall(server, entry.tool, arguments, number, entry.mocked))
         return calls
 
+    def boundary_calls(self, lane: Lane) -> int:
+        return sum(1 for entry in lane.entries if isinstance(entry, Call))
+
 
 _ROW_KINDS: dict[type, Literal["call", "notification", "server_request"]] = {
     Call: "call",

@@ -76,6 +76,10 @@ class LaneKind:
         """The tool calls this lane saw EXECUTED (a tool boundary), if it is one."""
         return []
 
+    def boundary_calls(self, lane: Lane) -> int:
+        """How many requests the agent made across this tool boundary (the summary's count)."""
+        return 0
+
 
 _REGISTRY: dict[str, LaneKind] = {}
 _loaded = False
