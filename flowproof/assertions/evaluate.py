@@ -25,7 +25,7 @@ from pathlib import PurePath
 from flowproof.assertions.grammar import Assertion, Clause, ReplyAssertion, ToolCallAssertion
 from flowproof.assertions.matchers import json_text
 from flowproof.assertions.paths import Lookup, format_path, lookup
-from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.assertions.trajectory import JudgedCall, Trajectory
 from flowproof.errors import ConfigError, MatcherError, SpecError
 
 Resolver = Callable[[str], str]
@@ -206,14 +206,14 @@ def _resolve(assertion: ToolCallAssertion, resolve: Resolver) -> _Resolved:
     return tuple(resolved)
 
 
-def _holds(call: ToolCall, resolved: _Resolved) -> bool:
+def _holds(call: JudgedCall, resolved: _Resolved) -> bool:
     if resolved and not _is_json(call):
         return False
     return all(c.matcher.check(lookup(call.arguments, c.path), v) for c, v in resolved)
 
 
 def _first_match(
-    tool: str, resolved: _Resolved, calls: Sequence[ToolCall], start: int
+    tool: str, resolved: _Resolved, calls: Sequence[JudgedCall], start: int
 ) -> int | None:
     for index in range(start, len(calls)):
         if calls[index].name == tool and _holds(calls[index], resolved):
@@ -221,7 +221,9 @@ def _first_match(
     return None
 
 
-def _explain_missing(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], cursor: int) -> str:
+def _explain_missing(
+    tool: str, resolved: _Resolved, calls: Sequence[JudgedCall], cursor: int
+) -> str:
     named = [i for i, call in enumerate(calls) if call.name == tool]
     if not named:
         if not calls and at_tool_boundary(tool):
@@ -244,11 +246,11 @@ def _explain_missing(tool: str, resolved: _Resolved, calls: Sequence[ToolCall], 
     return f"{tool} was called {len(named)} times: {_mismatches(named, calls, resolved)}"
 
 
-def _mismatches(indices: list[int], calls: Sequence[ToolCall], resolved: _Resolved) -> str:
+def _mismatches(indices: list[int], calls: Sequence[JudgedCall], resolved: _Resolved) -> str:
     return ", ".join(f"{_mismatch(calls[i], resolved)} ({_at(calls, i)})" for i in indices)
 
 
-def _mismatch(call: ToolCall, resolved: _Resolved) -> str:
+def _mismatch(call: JudgedCall, resolved: _Resolved) -> str:
     """What the call held at each clause that failed: `flight.id = "KQ999" and seat is absent`."""
     if not _is_json(call):
         return f"its arguments are not JSON: {_quote(call.raw_arguments)}"
@@ -266,7 +268,7 @@ def _describe(clause: Clause, found: Lookup) -> str:
 
 
 def _check_forbidden(
-    assertion: ToolCallAssertion, calls: Sequence[ToolCall], resolved: _Resolved
+    assertion: ToolCallAssertion, calls: Sequence[JudgedCall], resolved: _Resolved
 ) -> str | None:
     offending = [
         i
@@ -295,24 +297,24 @@ def _check_reply(
     return f"the reply was {_quote(trajectory.reply)}"
 
 
-def _is_json(call: ToolCall) -> bool:
+def _is_json(call: JudgedCall) -> bool:
     # The trajectory keeps the raw string as `arguments` when it is not JSON. A JSON string
     # argument also parses to a str, but never to one equal to its raw form (that has quotes).
     return not (isinstance(call.arguments, str) and call.arguments == call.raw_arguments)
 
 
-def _arguments(call: ToolCall) -> str:
+def _arguments(call: JudgedCall) -> str:
     if _is_json(call):
         return _truncate(json_text(call.arguments))
     return f"arguments that are not JSON: {_quote(call.raw_arguments)}"
 
 
-def _at(calls: Sequence[ToolCall], index: int, *, with_name: bool = False) -> str:
+def _at(calls: Sequence[JudgedCall], index: int, *, with_name: bool = False) -> str:
     where = f"call {index + 1} of {len(calls)}"
     return f"{calls[index].name} ({where})" if with_name else where
 
 
-def _names(calls: Sequence[ToolCall]) -> str:
+def _names(calls: Sequence[JudgedCall]) -> str:
     names = [call.name for call in calls[:_NAMES_LIMIT]]
     more = len(calls) - len(names)
     return ", ".join(names) + (f", and {more} more" if more else "")

@@ -7,6 +7,7 @@ from the engine.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,35 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ExecutedCall:
+    """One tool call the agent EXECUTED at a tool boundary (an MCP `tools/call`)."""
+
+    server: str
+    """The server's name in the spec's `mcp:` block."""
+    tool: str
+    arguments: Any
+    """The call's `arguments` as the agent sent them (JSON, so never a raw string)."""
+    call: int
+    """Its 1-based place among the calls of its server's lane."""
+    mocked: bool
+    """Whether flowproof answered it from a spec mock instead of the recorded server."""
+
+    @property
+    def name(self) -> str:
+        """`<server>/<tool>`: what a `<server>/<tool>` step names."""
+        return f"{self.server}/{self.tool}"
+
+    @property
+    def raw_arguments(self) -> str:
+        """The arguments as JSON text, for messages that quote them."""
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+JudgedCall = ToolCall | ExecutedCall
+"""A call a `assert_tool_call` step judges: asked for by the model, or executed at a tool."""
+
+
+@dataclass(frozen=True, slots=True)
 class Trajectory:
     """The ordered tool calls of a flow, and the reply of the conversation the flow is about."""
 
@@ -36,6 +66,6 @@ class Trajectory:
     tool call or there were no turns (absent, which is not the same as empty text)."""
     reply_absent_reason: str = ""
     """Why `reply` is None, in words a failure message can quote."""
-    executed: tuple[ToolCall, ...] = ()
-    """The tool boundary: every MCP `tools/call` the agent made, named `<server>/<tool>`, in
-    the order each was answered (`turn` is its place among the server's calls)."""
+    executed: tuple[ExecutedCall, ...] = ()
+    """The tool boundary: every MCP `tools/call` the agent made, in the order each was
+    answered."""

@@ -1,81 +1,50 @@
-"""Lanes: each boundary's traffic, and everything flowproof does with it, behind one interface.
+"""The model lane's kind, and the engine's questions asked of every lane through its kind.
 
 A trace and a flow's Traffic hold named lanes of entries (trace/model.py). What an entry means
-belongs to its lane's kind: how replay matches a request against the recorded entries, which
-bodies the secret scan reads, how the run record's timeline shows it, what `record --diff`
-says changed, and what it adds to the trajectory the assertions judge. The model boundary is
-the `model` kind; the MCP tool boundary adds a kind here, and nothing else in the pipeline
-changes.
+belongs to its lane's kind (trace/kinds.py, the one registry): how it is written to a trace,
+how replay matches a request against the recorded entries, which bodies the secret scan reads,
+how the run record's timeline shows it, what `record --diff` says changed, and what it adds to
+the trajectory the assertions judge. The model boundary is the `model` kind, defined here; the
+MCP tool boundary's kind lives beside its entries (mcp/kind.py).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Literal
+from typing import Any
 
-from flowproof._registry import refuse_clash
 from flowproof.assertions.secrets import Body
-from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.assertions.trajectory import Trajectory
 from flowproof.dialects import dialect_named
-from flowproof.engine.tracediff import diff_mcp_lanes, diff_traces
+from flowproof.engine.tracediff import diff_traces
 from flowproof.engine.trajectory import build_trajectory
 from flowproof.errors import TraceError
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import TurnMatcher
-from flowproof.mcp.lane import LANE_PREFIX, Call, Notice, ServerRequest, tool_name
 from flowproof.runrecord.model import (
-    McpTimelineEntry,
     TimelineEntry,
     TimelineRow,
     ToolCallRecord,
     ToolResultRecord,
 )
+from flowproof.trace.kinds import Document, LaneKind, expect, field, kind_named
 from flowproof.trace.model import Lane, Trace, Turn
-
-
-class LaneKind:
-    """What flowproof does with one kind of lane. Subclasses register by `kind`."""
-
-    kind: ClassVar[str]
-    _registry: ClassVar[dict[str, LaneKind]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        existing = LaneKind._registry.get(cls.kind)
-        refuse_clash("lane kind", cls.kind, type(existing) if existing else None, cls)
-        LaneKind._registry[cls.kind] = cls()
-
-    def check(self, lane: Lane, source: str) -> None:
-        """Refuse a loaded lane this flowproof cannot serve (raises TraceError)."""
-
-    def bodies(self, lane: Lane) -> list[Body]:
-        """Every body the secret scan reads, labelled for its messages."""
-        raise NotImplementedError
-
-    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
-        """The run record's rows for the lane's entries, in the lane's order."""
-        raise NotImplementedError
-
-    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
-        """What a re-record changed, for the reviewer; empty when nothing did."""
-        raise NotImplementedError
-
-    def trajectory(self, lane: Lane) -> Trajectory | None:
-        """The trajectory this lane establishes, if it is the one the assertions read."""
-        return None
-
-    def executed(self, lane: Lane) -> list[ToolCall]:
-        """The tool calls this lane saw EXECUTED (the tool boundary), if it is one."""
-        return []
 
 
 class ModelLane(LaneKind):
     """Model turns: matched strictly by body, each at most once (matching/match.py)."""
 
     kind = MODEL_LANE
+
+    def encode(self, entry: Turn) -> Document:
+        return {"dialect": entry.dialect, "request": entry.request, "response": entry.response}
+
+    def decode(self, data: Any, where: str) -> Turn:
+        turn = expect(data, dict, where)
+        dialect = expect(field(turn, "dialect", where), str, f"{where}.dialect")
+        return Turn(dialect, field(turn, "request", where), field(turn, "response", where))
 
     def check(self, lane: Lane, source: str) -> None:
         for number, turn in enumerate(lane.entries, 1):
@@ -107,74 +76,6 @@ MODEL = ModelLane()
 """The model lane's kind, typed as such (replay asks it for its matcher); kinds are stateless."""
 
 
-class McpLaneKind(LaneKind):
-    """An MCP server's JSON-RPC (mcp/lane.py): calls matched by content, each at most once;
-    notifications and server requests re-emitted at their anchors, never matched."""
-
-    kind = "mcp"
-
-    def bodies(self, lane: Lane) -> list[Body]:
-        found = []
-        for number, entry in enumerate(lane.entries, 1):
-            if isinstance(entry, Notice):
-                found.append(Body(f"{lane.name} entry {number} notification", entry.message))
-                continue
-            found.append(Body(f"{lane.name} entry {number} request", entry.request))
-            found.append(Body(f"{lane.name} entry {number} answer", entry.answer))
-        return found
-
-    def timeline(self, lane: Lane) -> list[McpTimelineEntry]:
-        """One row per entry: what a reader of the evidence needs without the trace (server,
-        method, tool and arguments, the answer or error, mocked or not, a notice's anchor)."""
-        server = lane.name.removeprefix(LANE_PREFIX)
-        rows, calls = [], 0
-        for number, entry in enumerate(lane.entries, 1):
-            message = entry.message if isinstance(entry, Notice) else entry.request
-            params: Any = message.get("params")
-            tool = tool_name(message)
-            answer = {} if isinstance(entry, Notice) else entry.answer
-            if isinstance(entry, Call):
-                calls += 1
-            rows.append(
-                McpTimelineEntry(
-                    lane=lane.name,
-                    server=server,
-                    entry=number,
-                    kind=_MCP_ROWS[type(entry)],
-                    call=calls if isinstance(entry, Call) else None,
-                    method=str(message.get("method", "?")),
-                    tool=tool,
-                    arguments=params.get("arguments") if tool is not None else params,
-                    result=answer.get("result"),
-                    error=answer.get("error"),
-                    mocked=isinstance(entry, Call) and entry.mocked,
-                    after=None if isinstance(entry, Call) else entry.after,
-                )
-            )
-        return rows
-
-    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
-        return diff_mcp_lanes(old, new)
-
-    def executed(self, lane: Lane) -> list[ToolCall]:
-        server = lane.name.removeprefix(LANE_PREFIX)
-        calls = []
-        for number, entry in enumerate(e for e in lane.entries if isinstance(e, Call)):
-            if entry.tool is None:
-                continue
-            arguments = (entry.request.get("params") or {}).get("arguments", {})
-            raw = json.dumps(arguments, ensure_ascii=False)
-            calls.append(ToolCall(f"{server}/{entry.tool}", arguments, raw, number))
-        return calls
-
-
-_MCP_ROWS: dict[type, Literal["call", "notification", "server_request"]] = {
-    Call: "call",
-    Notice: "notification",
-    ServerRequest: "server_request",
-}
-
-
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
     dialect = dialect_named(turn.dialect)
     if dialect is None:
@@ -197,10 +98,10 @@ def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
 
 
 def lane_kind(lane: Lane) -> LaneKind:
-    try:
-        return LaneKind._registry[lane.kind]
-    except KeyError:
-        raise TraceError(f"no lane kind {lane.kind!r} in this flowproof") from None
+    kind = kind_named(lane.kind)
+    if kind is None:
+        raise TraceError(f"no lane kind {lane.kind!r} in this flowproof")
+    return kind
 
 
 def check_lanes(trace: Trace, source: str) -> None:

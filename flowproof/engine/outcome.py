@@ -13,7 +13,7 @@ from flowproof.containment.findings import EgressSummary
 from flowproof.drivers.base import DriverOutcome
 from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
-from flowproof.mcp.lane import Call
+from flowproof.trace.kinds import kind_named
 from flowproof.trace.model import Lane, Trace
 
 
@@ -82,13 +82,7 @@ class FlowOutcome:
     @property
     def mcp_calls(self) -> int:
         """Calls the agent made at its MCP servers (the tool boundary)."""
-        return sum(
-            1
-            for lane in self.lanes
-            if lane.kind == "mcp"
-            for e in lane.entries
-            if isinstance(e, Call)
-        )
+        return sum(_boundary_calls(lane) for lane in self.lanes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +118,8 @@ class Summary:
         if self.errors:
             return EXIT_CONFIG
         return EXIT_FAILED if any(not flow.passed for flow in self.flows) else EXIT_PASSED
+
+
+def _boundary_calls(lane: Lane) -> int:
+    kind = kind_named(lane.kind)
+    return 0 if kind is None else kind.boundary_calls(lane)

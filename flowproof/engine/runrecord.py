@@ -13,11 +13,11 @@ from flowproof import __version__
 from flowproof.assertions.evaluate import Verdict, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import step_kind
-from flowproof.assertions.trajectory import ToolCall
+from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
 from flowproof.matching.divergence import Divergence
-from flowproof.mcp.lane import Call, lane_name
+from flowproof.mcp.lane import lane_name
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
@@ -33,7 +33,6 @@ from flowproof.runrecord.model import (
     TurnCounts,
 )
 from flowproof.spec.load import LoadedSpec
-from flowproof.trace.model import Lane
 
 CONTAINMENT_NOT_ENGAGED = "not engaged"
 
@@ -87,7 +86,7 @@ def flow_record(
             tool_calls=[
                 ToolCallRecord(name=c.name, arguments=c.arguments) for c in trajectory.tool_calls
             ],
-            executed=[_executed(call, flow.lanes) for call in trajectory.executed],
+            executed=[_executed(call) for call in trajectory.executed],
             reply=trajectory.reply,
             reply_absent_reason=trajectory.reply_absent_reason,
         ),
@@ -112,20 +111,15 @@ def _control_lanes(loaded: LoadedSpec) -> list[str]:
     return sorted(found)
 
 
-def _executed(call: ToolCall, lanes: Sequence[Lane]) -> ExecutedCallRecord:
-    """A tool-boundary call, with whether flowproof answered it (`turn` is its 0-based place
-    among its lane's calls: engine/lanes.py McpLaneKind.executed)."""
-    server, _, tool = call.name.partition("/")
-    entries = next((lane.entries for lane in lanes if lane.name == lane_name(server)), ())
-    calls = [entry for entry in entries if isinstance(entry, Call)]
-    mocked = call.turn < len(calls) and calls[call.turn].mocked
+def _executed(call: ExecutedCall) -> ExecutedCallRecord:
+    """A tool-boundary call as the run record writes it."""
     return ExecutedCallRecord(
         name=call.name,
-        server=server,
-        tool=tool,
+        server=call.server,
+        tool=call.tool,
         arguments=call.arguments,
-        call=call.turn + 1,
-        mocked=mocked,
+        call=call.call,
+        mocked=call.mocked,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from flowproof.assertions.paths import ABSENT, differences, format_path
@@ -17,7 +17,6 @@ from flowproof.assertions.trajectory import ToolCall
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import tool_name
 from flowproof.engine.trajectory import build_trajectory, main_thread
-from flowproof.mcp.lane import Call, describe
 from flowproof.trace.model import Trace
 
 _SHOWN = 120
@@ -27,28 +26,14 @@ def diff_traces(old: Trace, new: Trace) -> list[str]:
     """One line per change, most behavioural first; empty when nothing a reviewer cares about
     changed."""
     before, after = build_trajectory(old.turns), build_trajectory(new.turns)
-    lines = list(_call_changes(before.tool_calls, after.tool_calls))
+    lines = list(call_changes(before.tool_calls, after.tool_calls))
     lines += _request_changes(old, new)
     if before.reply != after.reply:
         lines.append(f"reply: {_show(before.reply)} → {_show(after.reply)}")
     return lines
 
 
-def diff_mcp_lanes(old: Sequence[Any], new: Sequence[Any]) -> list[str]:
-    """An MCP lane's changes: the calls the agent made (method, tool) and their params by
-    path; notifications are anchored echoes of the server and left out."""
-    return list(_call_changes(_mcp_calls(old), _mcp_calls(new)))
-
-
-def _mcp_calls(entries: Sequence[Any]) -> tuple[ToolCall, ...]:
-    calls = [entry for entry in entries if isinstance(entry, Call)]
-    return tuple(
-        ToolCall(describe(c.request), c.request.get("params", {}), "", number)
-        for number, c in enumerate(calls)
-    )
-
-
-def _call_changes(old: tuple[ToolCall, ...], new: tuple[ToolCall, ...]) -> Iterator[str]:
+def call_changes(old: tuple[ToolCall, ...], new: tuple[ToolCall, ...]) -> Iterator[str]:
     old_names, new_names = [c.name for c in old], [c.name for c in new]
     if old_names != new_names:
         yield (

@@ -99,9 +99,15 @@ class McpTimelineEntry(_Model):
     (where replay re-emits it); None for a call."""
 
 
+_KINDS_WITH_ROWS = ("mcp",)
+"""Lane kinds (`<kind>.<name>` lanes) whose timeline rows have their own type below; every
+other row is read as a model turn's."""
+
+
 def _timeline_kind(row: Any) -> str:
     lane = row.get("lane", "model") if isinstance(row, dict) else getattr(row, "lane", "model")
-    return "mcp" if str(lane).startswith("mcp.") else "model"
+    kind, dot, _ = str(lane).partition(".")
+    return kind if dot and kind in _KINDS_WITH_ROWS else "model"
 
 
 TimelineRow = Annotated[

@@ -2,7 +2,7 @@
 
 A lane is one boundary's traffic in arrival order. The model boundary is the `model` lane, whose
 entries are Turns; the tool boundary adds one lane per MCP server (`mcp.<name>`) beside it. Each
-lane kind brings its own entry type and matching rule (engine/lanes.py).
+lane kind brings its own entry type, codec and matching rule, registered once (trace/kinds.py).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def test_whole_values_have_no_path() -> None:
 
 
 def test_an_mcp_lane_diff_names_changed_calls_and_arguments() -> None:
-    from flowproof.engine.tracediff import diff_mcp_lanes
+    from flowproof.mcp.kind import McpLaneKind
     from flowproof.mcp.lane import Call, Notice
 
     def call(tool: str, **arguments: object) -> Call:
@@ -42,6 +42,7 @@ def test_an_mcp_lane_diff_names_changed_calls_and_arguments() -> None:
         call("read", path="/b"),
         call("delete", path="/b"),
     ]
+    diff_mcp_lanes = McpLaneKind().changes
     lines = diff_mcp_lanes(old, new)
     assert lines[0].startswith("tool calls: previously initialize → tools/call read; now ")
     assert "now also calls tools/call delete" in lines[0]

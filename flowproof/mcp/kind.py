@@ -1,0 +1,125 @@
+"""The MCP lane kind: everything flowproof does with an `mcp.<server>` lane, in one plugin.
+
+Its entries (mcp/lane.py) are written to a trace as `{"call", "answer"[, "mocked"]}`,
+`{"notification", "after"}` and `{"server_request", "answer", "after"}`; the run record shows
+one timeline row per entry; `record --diff` compares the calls the agent made; and every
+answered `tools/call` is a call EXECUTED at the tool boundary for `<server>/<tool>` steps.
+Registered by defining it (trace/kinds.py lists this module among its built-in kinds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from flowproof.assertions.secrets import Body
+from flowproof.assertions.trajectory import ExecutedCall, ToolCall
+from flowproof.engine.tracediff import call_changes
+from flowproof.mcp.lane import LANE_PREFIX, Call, Entry, Notice, ServerRequest, describe, tool_name
+from flowproof.runrecord.model import McpTimelineEntry
+from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
+from flowproof.trace.model import Lane
+
+
+class McpLaneKind(LaneKind):
+    """An MCP server's JSON-RPC (mcp/lane.py): calls matched by content, each at most once;
+    notifications and server requests re-emitted at their anchors, never matched."""
+
+    kind = "mcp"
+
+    def encode(self, entry: Entry) -> Document:
+        if isinstance(entry, Call):
+            written: Document = {"call": entry.request, "answer": entry.answer}
+            return {**written, "mocked": True} if entry.mocked else written
+        if isinstance(entry, Notice):
+            return {"notification": entry.message, "after": entry.after}
+        return {"server_request": entry.request, "answer": entry.answer, "after": entry.after}
+
+    def decode(self, data: Any, where: str) -> Entry:
+        entry = expect(data, dict, where)
+        if "call" in entry:
+            request = expect(entry["call"], dict, f"{where}.call")
+            answer = expect(field(entry, "answer", where), dict, f"{where}.answer")
+            mocked = expect(entry.get("mocked", False), bool, f"{where}.mocked")
+            return Call(request, answer, mocked)
+        after = expect(field(entry, "after", where), int, f"{where}.after")
+        if "notification" in entry:
+            return Notice(expect(entry["notification"], dict, f"{where}.notification"), after)
+        if "server_request" in entry:
+            request = expect(entry["server_request"], dict, f"{where}.server_request")
+            answer = expect(field(entry, "answer", where), dict, f"{where}.answer")
+            return ServerRequest(request, answer, after)
+        raise Malformed(f"{where} is none of call, notification, server_request")
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        found = []
+        for number, entry in enumerate(lane.entries, 1):
+            if isinstance(entry, Notice):
+                found.append(Body(f"{lane.name} entry {number} notification", entry.message))
+                continue
+            found.append(Body(f"{lane.name} entry {number} request", entry.request))
+            found.append(Body(f"{lane.name} entry {number} answer", entry.answer))
+        return found
+
+    def timeline(self, lane: Lane) -> list[McpTimelineEntry]:
+        """One row per entry: what a reader of the evidence needs without the trace (server,
+        method, tool and arguments, the answer or error, mocked or not, a notice's anchor)."""
+        server = lane.name.removeprefix(LANE_PREFIX)
+        rows, calls = [], 0
+        for number, entry in enumerate(lane.entries, 1):
+            message = entry.message if isinstance(entry, Notice) else entry.request
+            params: Any = message.get("params")
+            tool = tool_name(message)
+            answer = {} if isinstance(entry, Notice) else entry.answer
+            if isinstance(entry, Call):
+                calls += 1
+            rows.append(
+                McpTimelineEntry(
+                    lane=lane.name,
+                    server=server,
+                    entry=number,
+                    kind=_ROW_KINDS[type(entry)],
+                    call=calls if isinstance(entry, Call) else None,
+                    method=str(message.get("method", "?")),
+                    tool=tool,
+                    arguments=params.get("arguments") if tool is not None else params,
+                    result=answer.get("result"),
+                    error=answer.get("error"),
+                    mocked=isinstance(entry, Call) and entry.mocked,
+                    after=None if isinstance(entry, Call) else entry.after,
+                )
+            )
+        return rows
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        """The calls the agent made (method, tool) and their params by path; notifications
+        are anchored echoes of the server and left out."""
+        return list(call_changes(_described_calls(old), _described_calls(new)))
+
+    def executed(self, lane: Lane) -> list[ExecutedCall]:
+        server = lane.name.removeprefix(LANE_PREFIX)
+        calls = []
+        for number, entry in enumerate((e for e in lane.entries if isinstance(e, Call)), 1):
+            if entry.tool is None:
+                continue
+            arguments = (entry.request.get("params") or {}).get("arguments", {})
+            calls.append(ExecutedCall(server, entry.tool, arguments, number, entry.mocked))
+        return calls
+
+    def boundary_calls(self, lane: Lane) -> int:
+        return sum(1 for entry in lane.entries if isinstance(entry, Call))
+
+
+_ROW_KINDS: dict[type, Literal["call", "notification", "server_request"]] = {
+    Call: "call",
+    Notice: "notification",
+    ServerRequest: "server_request",
+}
+
+
+def _described_calls(entries: Sequence[Any]) -> tuple[ToolCall, ...]:
+    calls = [entry for entry in entries if isinstance(entry, Call)]
+    return tuple(
+        ToolCall(describe(c.request), c.request.get("params", {}), "", number)
+        for number, c in enumerate(calls)
+    )

@@ -1,0 +1,142 @@
+"""Lane kinds: the one registry of what each kind of lane is, and the plugin interface.
+
+A lane's kind (the part of its name before the first dot: `model`, `mcp`) owns everything
+flowproof does with the lane's entries, in one object: how an entry is written to and read
+from a trace file, how a loaded lane is checked, which bodies the secret scan reads, the run
+record's timeline rows, what `record --diff` says changed, and what it adds to the trajectory
+the assertions judge. A kind registers by subclassing `LaneKind` once, in its own module.
+
+This module sits low (trace/, runrecord/ and report/ may ask it) and names no kind's module
+in an import statement: the modules that define the built-in kinds are listed once, in
+`KIND_MODULES`, and imported on the first lookup, so reading a trace never needs the caller
+to have imported the right boundary first, and start-up pays for them only when it must.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from flowproof._registry import refuse_clash
+from flowproof.lanes import MODEL_LANE
+
+if TYPE_CHECKING:
+    from flowproof.assertions.secrets import Body
+    from flowproof.assertions.trajectory import ExecutedCall, Trajectory
+    from flowproof.runrecord.model import TimelineRow
+    from flowproof.trace.model import Lane
+
+KIND_MODULES = ("flowproof.engine.lanes", "flowproof.mcp.kind")
+"""The modules whose import registers the built-in lane kinds (the model's, then MCP's)."""
+
+Document = dict[str, Any]
+
+
+class LaneKind:
+    """What flowproof does with one kind of lane. Subclasses register by `kind`."""
+
+    kind: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        existing = _REGISTRY.get(cls.kind)
+        refuse_clash("lane kind", cls.kind, type(existing) if existing else None, cls)
+        _REGISTRY[cls.kind] = cls()
+
+    def encode(self, entry: Any) -> Document:
+        """One entry as the JSON object a trace file holds."""
+        raise NotImplementedError
+
+    def decode(self, data: Any, where: str) -> Any:
+        """One entry from its JSON (`where` names its place, for errors: raise Malformed)."""
+        raise NotImplementedError
+
+    def check(self, lane: Lane, source: str) -> None:
+        """Refuse a loaded lane this flowproof cannot serve (raises TraceError)."""
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        """Every body the secret scan reads, labelled for its messages."""
+        raise NotImplementedError
+
+    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
+        """The run record's rows for the lane's entries, in the lane's order."""
+        raise NotImplementedError
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        """What a re-record changed, for the reviewer; empty when nothing did."""
+        raise NotImplementedError
+
+    def trajectory(self, lane: Lane) -> Trajectory | None:
+        """The trajectory this lane establishes, if it is the one the assertions read."""
+        return None
+
+    def executed(self, lane: Lane) -> list[ExecutedCall]:
+        """The tool calls this lane saw EXECUTED (a tool boundary), if it is one."""
+        return []
+
+    def boundary_calls(self, lane: Lane) -> int:
+        """How many requests the agent made across this tool boundary (the summary's count)."""
+        return 0
+
+
+_REGISTRY: dict[str, LaneKind] = {}
+_loaded = False
+
+
+def kind_named(kind: str) -> LaneKind | None:
+    """The registered kind `kind`, the built-in kinds imported first; None when unknown."""
+    _load_builtin_kinds()
+    return _REGISTRY.get(kind)
+
+
+def known_kinds() -> list[str]:
+    """Every registered kind, the model's first (as error messages list them)."""
+    _load_builtin_kinds()
+    return sorted(_REGISTRY, key=lambda kind: kind != MODEL_LANE)
+
+
+def _load_builtin_kinds() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in KIND_MODULES:
+            importlib.import_module(module)
+
+
+class Malformed(Exception):
+    """A field of the wrong type or missing; the trace codec turns it into a TraceError."""
+
+
+_JSON_TYPES: dict[type, str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+T = TypeVar("T")
+
+
+def expect(value: Any, expected: type[T], where: str) -> T:
+    """`value` when it is of JSON type `expected`; Malformed naming `where` otherwise."""
+    if isinstance(value, expected) and not (expected is int and isinstance(value, bool)):
+        return value
+    shown = json.dumps(value, ensure_ascii=False)
+    if len(shown) > 40:
+        shown = shown[:40] + "…"
+    raise Malformed(
+        f"{where} is {shown} ({_JSON_TYPES.get(type(value), 'a value')}), not "
+        f"{'an integer' if expected is int else _JSON_TYPES[expected]}"
+    )
+
+
+def field(document: Document, key: str, where: str) -> Any:
+    """`document[key]`; Malformed naming `where` when it is missing."""
+    if key not in document:
+        raise Malformed(f"{where} has no {key!r} field")
+    return document[key]

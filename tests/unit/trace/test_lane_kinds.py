@@ -1,0 +1,112 @@
+"""A lane kind is one plugin: a new kind is its own class and nothing else in flowproof."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from flowproof.assertions.secrets import Body
+from flowproof.assertions.trajectory import ExecutedCall
+from flowproof.engine import lanes
+from flowproof.errors import TraceError
+from flowproof.trace import kinds
+from flowproof.trace.codec import decode, encode
+from flowproof.trace.model import Lane, Trace, Turn
+
+
+@dataclass(frozen=True)
+class Click:
+    """A toy browser tool's entry: what was clicked, and whether flowproof faked the page."""
+
+    selector: str
+    mocked: bool
+
+
+@dataclass(frozen=True)
+class ClickRow:
+    """The toy kind's own timeline row."""
+
+    lane: str
+    selector: str
+
+
+@pytest.fixture
+def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[kinds.LaneKind]]:
+    """A `browser` lane kind registered for one test only (the registry is restored after)."""
+    kinds.known_kinds()
+    monkeypatch.setattr(kinds, "_REGISTRY", dict(kinds._REGISTRY))
+
+    class BrowserLane(kinds.LaneKind):
+        kind = "browser"
+
+        def encode(self, entry: Click) -> kinds.Document:
+            return {"click": entry.selector, "mocked": entry.mocked}
+
+        def decode(self, data: Any, where: str) -> Click:
+            entry = kinds.expect(data, dict, where)
+            selector = kinds.expect(kinds.field(entry, "click", where), str, f"{where}.click")
+            return Click(selector, kinds.expect(entry["mocked"], bool, f"{where}.mocked"))
+
+        def bodies(self, lane: Lane) -> list[Body]:
+            return [Body(f"{lane.name} click {n}", e.selector) for n, e in enumerate(lane.entries)]
+
+        def timeline(self, lane: Lane) -> Sequence[Any]:
+            return [ClickRow(lane.name, entry.selector) for entry in lane.entries]
+
+        def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+            return [] if list(old) == list(new) else ["clicks changed"]
+
+        def executed(self, lane: Lane) -> list[ExecutedCall]:
+            server = lane.name.removeprefix("browser.")
+            return [
+                ExecutedCall(server, "click", {"selector": e.selector}, n, e.mocked)
+                for n, e in enumerate(lane.entries, 1)
+            ]
+
+    yield BrowserLane
+
+
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+RESPONSE = {"choices": [{"message": {"role": "assistant", "content": "done"}}]}
+
+
+def _trace() -> Trace:
+    model = Lane("model", (Turn("openai_chat", REQUEST, RESPONSE),))
+    browser = Lane("browser.chrome", (Click("#buy", False), Click("#confirm", True)))
+    return Trace((model, browser), "0.0.0")
+
+
+def test_a_new_lane_kind_round_trips_through_the_trace_codec(
+    toy_kind: type[kinds.LaneKind],
+) -> None:
+    text = encode(_trace())
+    assert '"browser.chrome": [' in text
+    assert decode(text, "t.json") == _trace()
+
+
+def test_a_new_lane_kind_gives_its_trajectory_part_and_timeline_rows(
+    toy_kind: type[kinds.LaneKind],
+) -> None:
+    served = _trace().lanes
+    trajectory = lanes.trajectory(served)
+    assert trajectory.reply == "done"
+    assert [call.name for call in trajectory.executed] == ["chrome/click", "chrome/click"]
+    assert [call.mocked for call in trajectory.executed] == [False, True]
+    rows: list[Any] = list(lanes.timeline(served))
+    assert rows[1:] == [
+        ClickRow("browser.chrome", "#buy"),
+        ClickRow("browser.chrome", "#confirm"),
+    ]
+    assert lanes.trace_changes(_trace(), _trace()) == []
+
+
+def test_a_kind_unknown_to_the_registry_is_refused_naming_the_known_ones() -> None:
+    text = encode(Trace((Lane("model", ()),), "0.0.0")).replace(
+        '"model": []', '"model": [], "browser.chrome": []'
+    )
+    with pytest.raises(TraceError) as raised:
+        decode(text, "t.json")
+    assert "(known: model, mcp)" in str(raised.value)
