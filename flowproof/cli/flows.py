@@ -128,7 +128,7 @@ async def _interruptible(
     keep_matching: bool = False,
 ) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
-    the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
+    the agent's tree is always stopped to the end (which is bounded: flowproof/processes.py)."""
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None  # asyncio.run's task

@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 
 from flowproof._tasks import create_task
-from flowproof.drivers.process import GRACE_SECONDS, owned_process, stop_tree
 from flowproof.engine_argv import engine_argv
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
@@ -40,6 +39,7 @@ from flowproof.mcp.messages import (
 )
 from flowproof.mcp.server import McpServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
+from flowproof.processes import GRACE_SECONDS, owned_process, stop_tree
 
 LOOPBACK = "127.0.0.1"
 LINE_LIMIT = 64 * 1024 * 1024
