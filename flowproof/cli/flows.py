@@ -36,6 +36,7 @@ from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, wri
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
 from flowproof.trace.store import load_trace, trace_path_for
+from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -300,9 +301,9 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _
 
 
 def _outcome_lines(flow: FlowOutcome) -> list[str]:
-    tool_calls = f" · {_plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
+    tool_calls = f" · {plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
     if flow.mode is Mode.RECORD:
-        counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded{tool_calls}"
+        counts = f"{plural(flow.served, 'turn')} recorded{tool_calls}"
         if flow.trace_written:
             counts += f" → {flow.trace_written}"
         elif not flow.passed:
@@ -317,10 +318,6 @@ def _outcome_lines(flow: FlowOutcome) -> list[str]:
     if flow.egress is not None and flow.egress.fs_report:
         lines.append(indent(flow.egress.fs_report))
     return lines
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _diff_lines(flow: FlowOutcome) -> list[str]:
