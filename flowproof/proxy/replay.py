@@ -7,16 +7,16 @@ its placeholders turned back into today's values."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
+from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
 
@@ -39,17 +39,10 @@ class ReplayBackend:
         self.traffic = traffic
         self.normalizer = rules.normalizer
 
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
+    async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;
         what the route folds into the body is)."""
+        dialect, request = call.dialect, call.body
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.
