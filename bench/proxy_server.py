@@ -81,6 +81,7 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             self.served += 1
             if len(app_traffic.requests) > 10_000:
                 app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench
+                app_traffic.turns.clear()
             answer = await backend.answer(call)
             if answer.status != 200:
                 raise RuntimeError(f"bench replay refused: {answer.body}")

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
+from flowproof.lanes import MODEL_LANE
 from flowproof.proxy import http
 from flowproof.proxy.http import Handler, Request, Response, Server, json_response
 from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
@@ -96,6 +97,8 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
         body = route.adopt(body)
         call = ModelCall(dialect, body, request.headers, request.method, route)
         answered = await backend.answer(call)
+        if answered.turn is not None:
+            traffic.add(MODEL_LANE, answered.turn)
         if answered.status == 200 and stream:
             frames = dialect.render_stream(body, answered.body)
             return _stream(frames, dialect.stream_content_type)

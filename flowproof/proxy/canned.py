@@ -5,7 +5,6 @@ Like replay it has no network client: doctor needs no key, no spec and no model.
 
 from __future__ import annotations
 
-from flowproof.lanes import MODEL_LANE
 from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
 from flowproof.traffic import Answer, Traffic
@@ -20,5 +19,4 @@ class CannedBackend:
     async def answer(self, call: ModelCall) -> Answer:
         dialect, request = call.dialect, call.body
         response = dialect.text_response(request, CANNED_TEXT)
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
-        return Answer(200, response)
+        return Answer(200, response, turn=Turn(dialect.name, request, response))

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, Route, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
-from flowproof.lanes import MODEL_LANE
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.proxy.app import ModelCall
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
@@ -203,8 +202,8 @@ class ForwardBackend:
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
         stored = self.normalizer.to_placeholders(response)
         kept = self.normalizer.to_placeholders(without_transport(request))
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, kept, stored))
-        return Answer(200, self.normalizer.from_placeholders(stored))
+        turn = Turn(dialect.name, kept, stored)
+        return Answer(200, self.normalizer.from_placeholders(stored), turn=turn)
 
     async def _call(
         self, method: str, url: str, request: Any, headers: dict[str, str]

@@ -43,4 +43,4 @@ class KeepMatchingBackend:
         if index is None:
             return await self.forward.answer(call)
         self.traffic.kept.add(len(self.traffic.turns))
-        return served(dialect, normalized, self.kept.turns[index], self.traffic, self.normalizer)
+        return served(dialect, normalized, self.kept.turns[index], self.normalizer)

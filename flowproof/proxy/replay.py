@@ -11,7 +11,6 @@ from typing import Any
 
 from flowproof.dialects.base import Dialect, ToolMocks, without_transport
 from flowproof.errors import ToolResultsExhausted
-from flowproof.lanes import MODEL_LANE
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
@@ -59,7 +58,7 @@ class ReplayBackend:
             found = self._explain(number, dialect, request)
             self.traffic.diverge(found)
             return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
-        return served(dialect, request, self.matcher.turns[index], self.traffic, self.normalizer)
+        return served(dialect, request, self.matcher.turns[index], self.normalizer)
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
         closest = self.matcher.closest(dialect.name, request)
@@ -78,13 +77,11 @@ def matchable(dialect: Dialect, request: Any, mocks: ToolMocks, normalizer: Norm
     return normalizer.to_placeholders(dialect.substitute_tool_results(request, mocks))
 
 
-def served(
-    dialect: Dialect, request: Any, recorded: Turn, traffic: Traffic, normalizer: Normalizer
-) -> Answer:
-    """Serve `recorded` for the matched `request`: the turn is written into the traffic with
-    the request as it came (transport keys out), and answered with today's values."""
-    traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), recorded.response))
-    return Answer(200, normalizer.from_placeholders(recorded.response))
+def served(dialect: Dialect, request: Any, recorded: Turn, normalizer: Normalizer) -> Answer:
+    """Serve `recorded` for the matched `request`: answered with today's values, its turn the
+    request as it came (transport keys out) with the recorded response."""
+    turn = Turn(dialect.name, without_transport(request), recorded.response)
+    return Answer(200, normalizer.from_placeholders(recorded.response), turn=turn)
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:
