@@ -72,8 +72,8 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             self.backends: dict[str, ReplayBackend] = {}
             self.served = 0
 
-        async def answer(self, dialect: Any, request: Any, headers: Any, **how: Any) -> Any:
-            cid = headers.get("x-bench-client", "")
+        async def answer(self, call: Any) -> Any:
+            cid = call.headers.get("x-bench-client", "")
             backend = self.backends.get(cid)
             if backend is None or backend.matcher.served == len(turns):
                 backend = ReplayBackend(TurnMatcher(turns), {}, Traffic())
@@ -81,7 +81,8 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             self.served += 1
             if len(app_traffic.requests) > 10_000:
                 app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench
-            answer = await backend.answer(dialect, request, headers)
+                app_traffic.turns.clear()
+            answer = await backend.answer(call)
             if answer.status != 200:
                 raise RuntimeError(f"bench replay refused: {answer.body}")
             return answer

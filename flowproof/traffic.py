@@ -27,6 +27,9 @@ class Answer:
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    turn: Turn | None = None
+    """The turn this answer served, as the trace keeps it; the proxy's app writes it into the
+    traffic (backends only say what it is). None for a refusal, which writes no turn."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, wri
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import SUITE_FILE
 from flowproof.trace.store import load_trace
+from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -132,7 +133,7 @@ def _runs_root(given: str | None) -> Path:
 
 async def _interruptible(specs: list[Path], options: _Options, run: _Run) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
-    the agent's tree is always stopped to the end (which is bounded: drivers/process.py)."""
+    the agent's tree is always stopped to the end (which is bounded: flowproof/processes.py)."""
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None  # asyncio.run's task
@@ -284,9 +285,9 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _
 
 
 def _outcome_lines(flow: FlowOutcome) -> list[str]:
-    tool_calls = f" · {_plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
+    tool_calls = f" · {plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
     if flow.mode is Mode.RECORD:
-        counts = f"{flow.served} turn{'s' * (flow.served != 1)} recorded{tool_calls}"
+        counts = f"{plural(flow.served, 'turn')} recorded{tool_calls}"
         if flow.trace_written:
             counts += f" → {flow.trace_written}"
         elif not flow.passed:
@@ -301,10 +302,6 @@ def _outcome_lines(flow: FlowOutcome) -> list[str]:
     if flow.egress is not None and flow.egress.fs_report:
         lines.append(indent(flow.egress.fs_report))
     return lines
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _diff_lines(flow: FlowOutcome) -> list[str]:

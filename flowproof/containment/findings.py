@@ -8,7 +8,8 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+
+from flowproof.containment.fsevents import FsEvent, RawFsEvent, describe
 
 CONTAINED = "contained (linux seccomp)"
 OBSERVED = "observed (linux seccomp)"
@@ -32,23 +33,6 @@ class Attempt:
         return f"{self.call} {self.destination}"
 
 
-@dataclass(frozen=True, slots=True)
-class FsEvent:
-    """One destructive filesystem call, as an ATTEMPT: the reply goes out before it runs."""
-
-    call: str
-    flags: str
-    """`[O_WRONLY|O_CREAT|O_TRUNC]`, `[AT_REMOVEDIR]`; empty when there is nothing to say."""
-    paths: tuple[str, ...]
-    """Absolute where they could be resolved; `<unresolved>` where the path was unreadable."""
-    at: float
-    """Seconds since the agent started."""
-
-    def __str__(self) -> str:
-        flags = f" {self.flags}" if self.flags else ""
-        return f"{self.call}{flags} {' -> '.join(self.paths)} at {round(self.at * 1000)}ms"
-
-
 @dataclass(slots=True)
 class Findings:
     started: float = field(default_factory=time.monotonic)
@@ -56,8 +40,8 @@ class Findings:
     """Every refused attempt, in order (repeats included)."""
     local: Counter[str] = field(default_factory=Counter)
     """Loopback and unix destinations performed: trusted wholesale, but counted."""
-    fs_raw: list[Any] = field(default_factory=list)
-    """The filesystem observation's raw facts (fsobserve.RawFsEvent), appended by the
+    fs_raw: list[RawFsEvent] = field(default_factory=list)
+    """The filesystem observation's raw facts , appended by the
     receiver thread alone and worded only when asked for (`fs_events`)."""
     faults: list[str] = field(default_factory=list)
     """Notifications the supervisor could not handle (answered EPERM, never left hanging)."""
@@ -72,8 +56,6 @@ class Findings:
             self.local[destination] += 1
 
     def fs_events(self) -> list[FsEvent]:
-        from flowproof.containment.fsobserve import describe
-
         described = (describe(raw, self.started) for raw in list(self.fs_raw))
         return [event for event in described if event is not None]
 

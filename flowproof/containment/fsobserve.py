@@ -19,29 +19,18 @@ the reference it follows (`_SHAPES` is its table) and what runs everywhere else.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flowproof.containment import _linux
-from flowproof.containment.bpf import NAMES, NR
-from flowproof.containment.findings import Findings, FsEvent
+from flowproof.containment.bpf import NR
+from flowproof.containment.findings import Findings
+from flowproof.containment.fsevents import UNRESOLVED, RawPath
 from flowproof.containment.taskfiles import TaskFiles
 
 AT_FDCWD = -100
-AT_REMOVEDIR = 0x200
-UNRESOLVED = "<unresolved>"
-_ACCESS = {os.O_RDONLY: "O_RDONLY", os.O_WRONLY: "O_WRONLY", os.O_RDWR: "O_RDWR"}
-_OPEN_FLAGS = (
-    (os.O_CREAT, "O_CREAT"),
-    (os.O_EXCL, "O_EXCL"),
-    (os.O_TRUNC, "O_TRUNC"),
-    (os.O_APPEND, "O_APPEND"),
-)
-_RENAME_FLAGS = ((1, "RENAME_NOREPLACE"), (2, "RENAME_EXCHANGE"), (4, "RENAME_WHITEOUT"))
-_OPENS = ("open", "openat", "openat2", "creat", "truncate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +95,6 @@ def _compiled_loop() -> Observe | None:
 COMPILED_LOOP = _compiled_loop()
 """The compiled receive loop, or None where this install has none (doctor says so)."""
 _COMPILED_SHAPES = _compiled_shapes()
-
-RawPath = tuple[bytes | None, str | None]
-"""(the path as read, or None when unreadable; the directory a relative one is relative to)."""
-
-
-RawFsEvent = tuple[int, int, tuple[RawPath, ...], float]
-"""(syscall number, its flags, its paths, when): a plain tuple, made once per notification."""
 
 
 def _low_int(value: int) -> int:
@@ -187,44 +169,3 @@ class FsObserver:
         # the facts (read from whatever now has that pid) are dropped.
         if self._responder.proceed(notif.id):
             self._findings.fs_raw.append((nr, flags, tuple(paths), time.monotonic()))
-
-
-def open_flags(flags: int) -> str:
-    names = [_ACCESS.get(flags & os.O_ACCMODE, "O_ACCMODE")]
-    names += [name for bit, name in _OPEN_FLAGS if flags & bit]
-    return f"[{'|'.join(names)}]"
-
-
-def describe(event: RawFsEvent, started: float) -> FsEvent | None:
-    """The event as the report words it; None for one that destroyed nothing (a truncating
-    open of a device or a fifo, `> /dev/null`)."""
-    nr, raw_flags, raw_paths, at = event
-    name = NAMES[nr]
-    paths = tuple(_text(raw, base) for raw, base in raw_paths)
-    if name in _OPENS and _harmless(paths[0]):
-        return None
-    flags = ""
-    if name in ("open", "openat", "openat2"):
-        flags = open_flags(raw_flags)
-    elif name == "unlinkat" and raw_flags & AT_REMOVEDIR:
-        flags = "[AT_REMOVEDIR]"
-    elif name == "renameat2":
-        names = [text for bit, text in _RENAME_FLAGS if raw_flags & bit]
-        flags = f"[{'|'.join(names)}]" if names else ""
-    return FsEvent(name, flags, paths, at - started)
-
-
-def _text(raw: bytes | None, base: str | None) -> str:
-    if raw is None:
-        return base or UNRESOLVED
-    path = os.fsdecode(raw)
-    if base is None:
-        return path
-    return os.path.normpath(os.path.join(base, path))
-
-
-def _harmless(path: str) -> bool:
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False

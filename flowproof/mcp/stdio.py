@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from flowproof._tasks import create_task
-from flowproof.drivers.process import GRACE_SECONDS, owned_process, stop_tree
 from flowproof.engine_argv import engine_argv
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
@@ -41,6 +40,7 @@ from flowproof.mcp.messages import (
 )
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
+from flowproof.processes import GRACE_SECONDS, owned_process, stop_tree
 
 LOOPBACK = "127.0.0.1"
 LINE_LIMIT = 64 * 1024 * 1024

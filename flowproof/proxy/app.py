@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
+from flowproof.lanes import MODEL_LANE
 from flowproof.proxy import http
 from flowproof.proxy.http import Handler, Request, Response, Server, json_response
 from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
@@ -33,18 +35,24 @@ WEBSOCKET = "websocket"
 """What `Traffic.requests` says served a WebSocket upgrade: the 426 refusal."""
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model request as the app hands it to a backend, already checked and parsed."""
+
+    dialect: Dialect
+    body: Any
+    """The JSON object the agent sent, with the facts its route carries folded in."""
+    headers: Mapping[str, str]
+    method: str = "POST"
+    """As the agent sent it: record forwards it; a trace does not store it."""
+    route: Route | None = None
+    """What the path says (record forwards it; a trace stores only what it folded into the
+    body)."""
+
+
 class Backend(Protocol):
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
-        """`method` as the agent sent it and what its path says (record forwards both; a
-        trace stores neither, but for the facts `route` folded into the body)."""
+    async def answer(self, call: ModelCall) -> Answer:
+        """The answer to `call`: served from a trace, forwarded upstream, or canned."""
         ...
 
 
@@ -87,9 +95,10 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
         route = dialect.route(request.path, request.query_string)
         stream = route.stream if route.stream is not None else dialect.wants_stream(body)
         body = route.adopt(body)
-        answered = await backend.answer(
-            dialect, body, request.headers, method=request.method, route=route
-        )
+        call = ModelCall(dialect, body, request.headers, request.method, route)
+        answered = await backend.answer(call)
+        if answered.turn is not None:
+            traffic.add(MODEL_LANE, answered.turn)
         if answered.status == 200 and stream:
             frames = dialect.render_stream(body, answered.body)
             return _stream(frames, dialect.stream_content_type)

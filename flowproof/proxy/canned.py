@@ -5,11 +5,7 @@ Like replay it has no network client: doctor needs no key, no spec and no model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from flowproof.dialects.base import Dialect, Route
-from flowproof.lanes import MODEL_LANE
+from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
 from flowproof.traffic import Answer, Traffic
 
@@ -20,15 +16,7 @@ class CannedBackend:
     def __init__(self, traffic: Traffic) -> None:
         self.traffic = traffic
 
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
+    async def answer(self, call: ModelCall) -> Answer:
+        dialect, request = call.dialect, call.body
         response = dialect.text_response(request, CANNED_TEXT)
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, request, response))
-        return Answer(200, response)
+        return Answer(200, response, turn=Turn(dialect.name, request, response))

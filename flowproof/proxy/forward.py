@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, Route, without_transport
 from flowproof.errors import ToolResultsExhausted
-from flowproof.lanes import MODEL_LANE
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
+from flowproof.proxy.app import ModelCall
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
@@ -155,18 +155,11 @@ class ForwardBackend:
         if self._session is not None:
             await self._session.close()
 
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
+    async def answer(self, call: ModelCall) -> Answer:
+        dialect, request, headers = call.dialect, call.body, call.headers
         if self.traffic.failures:
             return _refuse(dialect, "flowproof: this recording has already failed")
-        route = route or Route(dialect.upstream_path)
+        route = call.route or Route(dialect.upstream_path)
         try:
             request = dialect.upstream_body(dialect.substitute_tool_results(request, self.mocks))
         except ToolResultsExhausted as exc:
@@ -185,7 +178,7 @@ class ForwardBackend:
         outbound = self.upstream.headers_for(dialect, headers)
         target = f"{url}?{route.query}" if route.query else url
         try:
-            status, text = await self._call(method, target, route.outbound(request), outbound)
+            status, text = await self._call(call.method, target, route.outbound(request), outbound)
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
         except aiohttp.ClientError as exc:
@@ -210,8 +203,8 @@ class ForwardBackend:
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
         stored = self.normalizer.to_placeholders(response)
         kept = self.normalizer.to_placeholders(without_transport(request))
-        self.traffic.add(MODEL_LANE, Turn(dialect.name, kept, stored))
-        return Answer(200, self.normalizer.from_placeholders(stored))
+        turn = Turn(dialect.name, kept, stored)
+        return Answer(200, self.normalizer.from_placeholders(stored), turn=turn)
 
     async def _call(
         self, method: str, url: str, request: Any, headers: dict[str, str]

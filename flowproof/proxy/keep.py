@@ -9,15 +9,11 @@ shows just the turns that changed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from flowproof.dialects.base import Dialect, Route
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
-from flowproof.proxy.app import Backend
+from flowproof.proxy.app import Backend, ModelCall
 from flowproof.proxy.replay import matchable, served
 from flowproof.traffic import Answer, Traffic
 
@@ -37,21 +33,14 @@ class KeepMatchingBackend:
         self.traffic = traffic
         self.normalizer = rules.normalizer
 
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
+    async def answer(self, call: ModelCall) -> Answer:
+        dialect, request = call.dialect, call.body
         try:
             normalized = matchable(dialect, request, self.mocks, self.normalizer)
         except ToolResultsExhausted:
             normalized = None  # the forward backend says why
         index = None if normalized is None else self.kept.claim(dialect.name, normalized)
         if index is None:
-            return await self.forward.answer(dialect, request, headers, method=method, route=route)
+            return await self.forward.answer(call)
         self.traffic.kept.add(len(self.traffic.turns))
-        return served(dialect, normalized, self.kept.turns[index], self.traffic, self.normalizer)
+        return served(dialect, normalized, self.kept.turns[index], self.normalizer)

@@ -7,17 +7,16 @@ its placeholders turned back into today's values."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from flowproof.dialects.base import Dialect, Route, without_transport
+from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
-from flowproof.lanes import MODEL_LANE
 from flowproof.matching import divergence
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
+from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
 
@@ -40,17 +39,10 @@ class ReplayBackend:
         self.traffic = traffic
         self.normalizer = rules.normalizer
 
-    async def answer(
-        self,
-        dialect: Dialect,
-        request: Any,
-        headers: Mapping[str, str],
-        *,
-        method: str = "POST",
-        route: Route | None = None,
-    ) -> Answer:
+    async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;
         what the route folds into the body is)."""
+        dialect, request = call.dialect, call.body
         number = len(self.traffic.requests)
         if self.traffic.divergence is not None or self.traffic.failures:
             # Fail fast: after the first bad turn, later turns say nothing about the agent.
@@ -67,7 +59,7 @@ class ReplayBackend:
             found = self._explain(number, dialect, request)
             self.traffic.diverge(found)
             return _refuse(dialect, f"flowproof replay divergence: {found.render()}")
-        return served(dialect, request, self.matcher.turns[index], self.traffic, self.normalizer)
+        return served(dialect, request, self.matcher.turns[index], self.normalizer)
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
         closest = self.matcher.closest(dialect.name, request)
@@ -86,13 +78,11 @@ def matchable(dialect: Dialect, request: Any, mocks: ToolMocks, normalizer: Norm
     return normalizer.to_placeholders(dialect.substitute_tool_results(request, mocks))
 
 
-def served(
-    dialect: Dialect, request: Any, recorded: Turn, traffic: Traffic, normalizer: Normalizer
-) -> Answer:
-    """Serve `recorded` for the matched `request`: the turn is written into the traffic with
-    the request as it came (transport keys out), and answered with today's values."""
-    traffic.add(MODEL_LANE, Turn(dialect.name, without_transport(request), recorded.response))
-    return Answer(200, normalizer.from_placeholders(recorded.response))
+def served(dialect: Dialect, request: Any, recorded: Turn, normalizer: Normalizer) -> Answer:
+    """Serve `recorded` for the matched `request`: answered with today's values, its turn the
+    request as it came (transport keys out) with the recorded response."""
+    turn = Turn(dialect.name, without_transport(request), recorded.response)
+    return Answer(200, normalizer.from_placeholders(recorded.response), turn=turn)
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:

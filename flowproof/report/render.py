@@ -19,6 +19,7 @@ from markupsafe import Markup
 from flowproof.files import write_text_atomic
 from flowproof.report.view import RunView, build_view
 from flowproof.runrecord.model import RunRecord
+from flowproof.words import plural
 
 COMMENT_LIMIT = 65536
 """GitHub's limit on the body of a pull-request comment, in characters."""
@@ -55,7 +56,7 @@ def environment() -> Environment:
         xml=_xml,
         xml_attr=_xml_attr,
         seconds=_seconds,
-        plural=_plural,
+        plural=plural,
     )
     return env
 
@@ -207,7 +208,3 @@ def _xml_attr(text: Any) -> Markup:
 
 def _seconds(value: float | None) -> str:
     return "0.000" if value is None else f"{value:.3f}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
