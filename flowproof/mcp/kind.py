@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall, ToolCall
-from flowproof.engine.tracediff import call_changes
 from flowproof.mcp.lane import LANE_PREFIX, Call, Entry, Notice, ServerRequest, describe, tool_name
 from flowproof.runrecord.model import McpTimelineEntry
+from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from flowproof.engine.tracediff import _differences
+from flowproof.trace.changes import value_changes
 
 
 def test_changed_leaves_are_dotted_paths_in_order() -> None:
     old = {"flight": {"id": "KQ311"}, "passengers": [{"name": "Ann"}], "seat": None}
     new = {"passengers": [{"name": "Bo"}], "flight": {"id": "KQ999"}, "meal": "veg"}
-    assert list(_differences(old, new)) == [
+    assert list(value_changes(old, new)) == [
         'flight.id: "KQ311" → "KQ999"',
         'passengers.0.name: "Ann" → "Bo"',
         "seat: (none) → (absent)",
@@ -17,15 +17,15 @@ def test_changed_leaves_are_dotted_paths_in_order() -> None:
 
 
 def test_a_list_that_changed_length_is_shown_whole() -> None:
-    assert list(_differences({"ids": [1]}, {"ids": [1, 2]})) == ["ids: [1] → [1, 2]"]
+    assert list(value_changes({"ids": [1]}, {"ids": [1, 2]})) == ["ids: [1] → [1, 2]"]
 
 
 def test_key_order_and_number_types_are_not_changes() -> None:
-    assert list(_differences({"a": 1, "b": 2}, {"b": 2.0, "a": True})) == []
+    assert list(value_changes({"a": 1, "b": 2}, {"b": 2.0, "a": True})) == []
 
 
 def test_whole_values_have_no_path() -> None:
-    assert list(_differences("a", "b")) == ['(whole): "a" → "b"']
+    assert list(value_changes("a", "b")) == ['(whole): "a" → "b"']
 
 
 def test_an_mcp_lane_diff_names_changed_calls_and_arguments() -> None:
