@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
 from flowproof.errors import StepError
+from flowproof.words import plural
 
 KIND = "assert_no_egress"
 _SHOWN = 5
@@ -68,6 +69,6 @@ def check_no_egress(
         ref,
         KIND,
         str(assertion),
-        f"the agent attempted {count} undeclared destination{'s' * (count != 1)}, refused: "
+        f"the agent attempted {plural(count, 'undeclared destination')}, refused: "
         f"{shown}{more}; declare each one it may reach in agent.allow_egress",
     )

@@ -15,6 +15,7 @@ from typing import Any
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
 from flowproof.assertions.paths import format_indexed, walk
 from flowproof.errors import SecretStepError
+from flowproof.words import plural
 
 KIND = "assert_no_secret_leak"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -69,7 +70,7 @@ def check_secrets(
             more = len(places) - _SHOWN_PLACES
             leaks.append(
                 f"the value of {name} appeared in {shown}"
-                + (f" and {more} more place{'s' * (more != 1)}" if more > 0 else "")
+                + (f" and {plural(more, 'more place')}" if more > 0 else "")
             )
     return step_verdict(ref, KIND, str(assertion), "; ".join(leaks) if leaks else None)
 

@@ -10,6 +10,7 @@ from flowproof.audit.summarize import render, summarize
 from flowproof.cli.output import out
 from flowproof.files import write_text_atomic
 from flowproof.runrecord.store import runs_dir
+from flowproof.words import plural
 
 
 def audit_command(runs_dir_given: str | None, html: str | None, markdown: str | None) -> None:
@@ -20,9 +21,9 @@ def audit_command(runs_dir_given: str | None, html: str | None, markdown: str | 
     if markdown:
         write_text_atomic(Path(markdown), render(rows, count, "audit.md.j2"))
     if not rows:
-        out(f"no controls found in {count} run record{'s' * (count != 1)} under {root}")
+        out(f"no controls found in {plural(count, 'run record')} under {root}")
         return
-    out(f"{len(rows)} control{'s' * (len(rows) != 1)} (latest verdict each, from {count} runs):")
+    out(f"{plural(len(rows), 'control')} (latest verdict each, from {count} runs):")
     for row in rows:
         mark = "!" if row.attention else " "
         note = f"  ← {row.attention}" if row.attention else ""

@@ -91,7 +91,7 @@ def run_flows(
     started = datetime.now(UTC)
     run_id = new_run_id(started)
     keep_crash_details_in(root / run_id)
-    out(f"flowproof {__version__} · {mode.value} · {len(specs)} flow{'s' * (len(specs) != 1)}")
+    out(f"flowproof {__version__} · {mode.value} · {plural(len(specs), 'flow')}")
     run = _Run(runs_root=root)
     options = _Options(RunOptions(mode, keep_matching, root), show_diff, jobs)
     try:

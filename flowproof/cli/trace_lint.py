@@ -20,6 +20,7 @@ from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SUITE_FILE, find_suite
 from flowproof.trace.lint import Finding, lint_lanes, rules_for
 from flowproof.trace.store import TRACE_SUFFIX, load_trace, trace_path_for
+from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
 
@@ -50,7 +51,7 @@ def lint_command(paths: tuple[str, ...]) -> None:
     for spec in without:
         out(f"note: {spec} has no trace yet; `flowproof record {spec}` writes it")
     count = len(findings)
-    shown = f"{len(traces)} trace{'s' * (len(traces) != 1)}, {count} finding{'s' * (count != 1)}"
+    shown = f"{plural(len(traces), 'trace')}, {plural(count, 'finding')}"
     out(f"\ntrace lint: {shown}")
     sys.exit(EXIT_FAILED if findings else EXIT_PASSED)
 

@@ -56,6 +56,7 @@ from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variabl
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.traffic import Traffic
+from flowproof.words import plural
 
 DEFAULT_PROMPT = "Say hello."
 DEFAULT_TIMEOUT = 60.0
@@ -84,7 +85,7 @@ class McpContact:
 
     def render(self) -> list[str]:
         what = "spawned" if self.transport == "stdio" else "contacted"
-        times = f"{self.contacts} time{'s' * (self.contacts != 1)}"
+        times = plural(self.contacts, "time")
         if not self.contacts:
             hint = "the command of its MCP server" if self.transport == "stdio" else "its URL"
             return [
@@ -93,7 +94,7 @@ class McpContact:
             ]
         return [
             f"  mcp {self.name} ({self.transport}): {what} {times}; "
-            f"{self.calls} call{'s' * (self.calls != 1)} arrived"
+            f"{plural(self.calls, 'call')} arrived"
         ]
 
 
@@ -120,7 +121,7 @@ class DoctorReport:
 
     def render(self) -> str:
         lines = [
-            f"{self.arrived} model request{'s' * (self.arrived != 1)} arrived at "
+            f"{plural(self.arrived, 'model request')} arrived at "
             f"flowproof's proxy (127.0.0.1:{self.port})."
         ]
         for (method, path, served), count in Counter(self.requests).items():
@@ -128,7 +129,7 @@ class DoctorReport:
         if self.mcp:
             contacted = sum(bool(contact.contacts) for contact in self.mcp)
             lines.append(
-                f"{contacted} of {len(self.mcp)} MCP stand-in{'s' * (len(self.mcp) != 1)} "
+                f"{contacted} of {plural(len(self.mcp), 'MCP stand-in')} "
                 "reached (doctor has no MCP server behind them: every call is answered "
                 "with an error, so an agent may stop at its first):"
             )

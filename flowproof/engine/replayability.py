@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from flowproof.words import plural
+
 CONTENT_KEYS = frozenset(
     ("messages", "input", "system", "instructions", "contents", "tools", "tool_choice", "model")
 )
@@ -80,7 +82,7 @@ class Finding:
 
     def render(self) -> list[str]:
         first, *rest = self.sightings
-        more = f" (and {len(rest)} more place{'s' * (len(rest) != 1)})" if rest else ""
+        more = f" (and {plural(len(rest), 'more place')})" if rest else ""
         lines = [f"  {self.label}: request {first.request} at {first.path} = {first.value!r}{more}"]
         if self.normalize:
             lines.append(f"      → normalize: [{_yaml_scalar(self.normalize)}]")

@@ -23,6 +23,7 @@ from flowproof.runrecord.model import (
     StepRecord,
     TimelineEntry,
 )
+from flowproof.words import plural
 
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
@@ -340,8 +341,8 @@ def _turns_phrase(mode: str, flow: FlowRecord) -> str:
     served, recorded = flow.turns.served, flow.turns.recorded
     if mode == "record":
         unwritten = "" if flow.trace else "; no trace written"
-        return f"{served} turn{'s' * (served != 1)} recorded{unwritten}"
-    return f"served {served} of {recorded} recorded turn{'s' * (recorded != 1)}"
+        return f"{plural(served, 'turn')} recorded{unwritten}"
+    return f"served {served} of {plural(recorded, 'recorded turn')}"
 
 
 def _failure_type(passed: bool, divergence: DivergenceView | None, steps: list[StepView]) -> str:
@@ -410,13 +411,13 @@ def _mcp_lane(lane: str, rows: list[McpTimelineEntry], diverged: bool) -> McpLan
     mocked = sum(row.mocked for row in rows)
     notifications = sum(row.kind == "notification" for row in rows)
     requests = sum(row.kind == "server_request" for row in rows)
-    phrase = f"{lane}: {_count(calls, 'call')}"
+    phrase = f"{lane}: {plural(calls, 'call')}"
     if mocked:
         phrase += f" ({mocked} mocked by flowproof)"
     if notifications:
-        phrase += f", {_count(notifications, 'notification')}"
+        phrase += f", {plural(notifications, 'notification')}"
     if requests:
-        phrase += f", {_count(requests, 'server request')}"
+        phrase += f", {plural(requests, 'server request')}"
     return McpLaneView(
         lane=lane,
         server=lane.removeprefix("mcp."),
@@ -446,10 +447,6 @@ def _mcp_event(row: McpTimelineEntry) -> McpEventView:
         mocked=row.mocked,
         after=row.after,
     )
-
-
-def _count(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' * (count != 1)}"
 
 
 def _control(data: ControlRecord) -> ControlView:
