@@ -264,7 +264,7 @@ class Canned(Replay):
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         self.traffic = traffic
-        yield CannedBackend(traffic)
+        yield CannedBackend()
 
     @property
     def expected_turns(self) -> int | None:

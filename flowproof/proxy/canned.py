@@ -7,15 +7,12 @@ from __future__ import annotations
 
 from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
-from flowproof.traffic import Answer, Traffic
+from flowproof.traffic import Answer
 
 CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."
 
 
 class CannedBackend:
-    def __init__(self, traffic: Traffic) -> None:
-        self.traffic = traffic
-
     async def answer(self, call: ModelCall) -> Answer:
         dialect, request = call.dialect, call.body
         response = dialect.text_response(request, CANNED_TEXT)
