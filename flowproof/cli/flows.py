@@ -22,7 +22,7 @@ from pathlib import Path
 from flowproof import __version__
 from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
-from flowproof.cli.output import indent, out
+from flowproof.cli.output import out
 from flowproof.cli.publish import publish
 from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.lanes import trace_changes
@@ -30,6 +30,7 @@ from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
 from flowproof.redaction import REDACT
+from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec
@@ -109,14 +110,8 @@ def run_flows(
         )
         write_run_record(record, root, REDACT)
         raise
-    summary = run.summary
-    passed = sum(flow.passed for flow in summary.flows)
-    failed = len(summary.flows) - passed
-    tail = f", {len(summary.errors)} not run (configuration errors)" if summary.errors else ""
-    if run.interrupted_by is not None:
-        tail += f"; interrupted by {run.interrupted_by.name}"
-    out(f"\nflows: {passed} passed, {failed} failed{tail}")
-    record = run_record(run_id, mode.value, started, run.exit_code, run.flows, summary.errors)
+    record = run_record(run_id, mode.value, started, run.exit_code, run.flows, run.summary.errors)
+    out(summary_line(record))
     record_path = write_run_record(record, root, REDACT)
     out(f"run record: {record_path}")
     # Reports are rendered from the record as written (redacted), never from the live run.
@@ -240,9 +235,11 @@ async def _run_one(path: Path, options: _Options, run: _Run, fixed_port: asyncio
                 raise _CutShort(cut_short) from None
             raise
     except FlowproofError as exc:
-        lines = [f"ERROR {path}", indent(str(exc))]
+        lines = error_lines(str(path), str(exc))
         return _Done(error=ConfigProblem.from_error(exc, path), lines=lines)
-    lines = _outcome_lines(flow.outcome)
+    egress = flow.outcome.egress
+    fs_report = egress.fs_report if egress is not None else ""  # stderr only, never recorded
+    lines = flow_lines(flow.record, options.flow.mode.value, fs_report)
     if options.show_diff and flow.outcome.trace_written:
         lines += _diff_lines(flow.outcome)
     return _Done(flow.outcome, flow.record, lines=lines)
@@ -280,28 +277,7 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _
         spec_path=loaded.path, name=loaded.spec.name, mode=mode, reasons=(reason,)
     )
     record = flow_record(outcome, loaded, seconds).model_copy(update={"interrupted": name})
-    lines = [f"INTERRUPTED  {outcome.name}  ({outcome.spec_path})", indent(reason)]
-    return _Done(record=record, lines=lines)
-
-
-def _outcome_lines(flow: FlowOutcome) -> list[str]:
-    tool_calls = f" · {plural(flow.mcp_calls, 'MCP call')}" if flow.mcp_calls else ""
-    if flow.mode is Mode.RECORD:
-        counts = f"{plural(flow.served, 'turn')} recorded{tool_calls}"
-        if flow.trace_written:
-            counts += f" → {flow.trace_written}"
-        elif not flow.passed:
-            counts += "; no trace written"
-    else:
-        counts = f"{flow.served} of {flow.recorded} turns served{tool_calls}"
-    lines = [f"{'PASS' if flow.passed else 'FAIL'}  {flow.name}  ({flow.spec_path}) · {counts}"]
-    if flow.egress is not None:  # a flow that declares no egress rule is not told so each run;
-        lines.append(indent(f"containment: {flow.egress.tier}"))  # its record says "not engaged"
-    lines += [indent(reason) for reason in flow.reasons]
-    lines += [indent(f"warning: {warning}") for warning in flow.warnings]
-    if flow.egress is not None and flow.egress.fs_report:
-        lines.append(indent(flow.egress.fs_report))
-    return lines
+    return _Done(record=record, lines=flow_lines(record, mode.value))
 
 
 def _diff_lines(flow: FlowOutcome) -> list[str]:

@@ -16,10 +16,6 @@ def out(text: str = "") -> None:
     print(REDACT(text), file=sys.stderr, flush=True)
 
 
-def indent(text: str, prefix: str = "      ") -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
-
-
 def annotate_error(file: str, line: int | None, message: str) -> None:
     """A GitHub Actions error annotation; the workflow-command format needs %, CR and LF escaped,
     and it must go to stdout, where the runner reads workflow commands."""

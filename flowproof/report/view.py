@@ -265,6 +265,11 @@ def build_view(record: RunRecord) -> RunView:
     )
 
 
+def flow_view(flow: FlowRecord, mode: str) -> FlowView:
+    """One flow's view on its own, as soon as the flow ends (the terminal summary's counts)."""
+    return _flow(1, flow, mode)
+
+
 def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
     divergence = _divergence(flow.divergence) if flow.divergence else None
     steps = [_step(step) for step in flow.steps]
