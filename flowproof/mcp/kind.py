@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall, ToolCall
-from flowproof.mcp.lane import LANE_PREFIX, Call, Entry, Notice, ServerRequest, describe, tool_name
+from flowproof.mcp.lane import (
+    LANE_PREFIX,
+    Call,
+    Entry,
+    Notice,
+    ServerRequest,
+    describe,
+    lane_name,
+    tool_name,
+)
 from flowproof.runrecord.model import McpTimelineEntry
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
@@ -108,6 +117,10 @@ class McpLaneKind(LaneKind):
 
     def boundary_calls(self, lane: Lane) -> int:
         return sum(1 for entry in lane.entries if isinstance(entry, Call))
+
+    def tool_lane(self, server: str) -> str:
+        """`<server>/<tool>` steps name an MCP server's tools: its lane is `mcp.<server>`."""
+        return lane_name(server)
 
 
 _ROW_KINDS: dict[type, Literal["call", "notification", "server_request"]] = {

@@ -80,6 +80,11 @@ class LaneKind:
         """How many requests the agent made across this tool boundary (the summary's count)."""
         return 0
 
+    def tool_lane(self, server: str) -> str | None:
+        """The lane a `<server>/<tool>` step judges, when this kind is the tool boundary such
+        steps name; None for every other kind."""
+        return None
+
 
 _REGISTRY: dict[str, LaneKind] = {}
 _loaded = False
@@ -95,6 +100,14 @@ def known_kinds() -> list[str]:
     """Every registered kind, the model's first (as error messages list them)."""
     _load_builtin_kinds()
     return sorted(_REGISTRY, key=lambda kind: kind != MODEL_LANE)
+
+
+def tool_lane(server: str) -> str | None:
+    """The lane of `server` at the tool boundary `<server>/<tool>` steps judge (the control
+    lane such a step reports); None when no registered kind claims it."""
+    return next(
+        (lane for kind in known_kinds() if (lane := _REGISTRY[kind].tool_lane(server))), None
+    )
 
 
 def _load_builtin_kinds() -> None:
