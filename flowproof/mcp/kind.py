@@ -9,6 +9,7 @@ Registered by defining it (trace/kinds.py lists this module among its built-in k
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -35,6 +36,7 @@ class McpLaneKind(LaneKind):
     notifications and server requests re-emitted at their anchors, never matched."""
 
     kind = "mcp"
+    row_model = McpTimelineEntry
 
     def encode(self, entry: Entry) -> Document:
         if isinstance(entry, Call):
@@ -100,6 +102,21 @@ class McpLaneKind(LaneKind):
             )
         return rows
 
+    def migrate_rows(self, rows: list[Document], to_format: int) -> list[Document]:
+        """Format 3 gave an MCP lane's entries their own rows (server, method, tool, arguments,
+        result or error, mocked, anchor). A format-2 row of an MCP lane was a model-turn row:
+        its message as the one tool call's `arguments`, the answer as JSON text; whether it was
+        mocked, and a notification's anchor, were not kept."""
+        if to_format != 3:
+            return rows
+        migrated, calls = [], 0
+        for row in rows:
+            kind = _FORMAT_2_KINDS.get(str(row.get("dialect")), "server_request")
+            if kind == "call":
+                calls += 1
+            migrated.append(_format_3_row(row, kind, calls if kind == "call" else None))
+        return migrated
+
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """The calls the agent made (method, tool) and their params by path; notifications
         are anchored echoes of the server and left out."""
@@ -128,6 +145,41 @@ _ROW_KINDS: dict[type, Literal["call", "notification", "server_request"]] = {
     Notice: "notification",
     ServerRequest: "server_request",
 }
+
+
+_FORMAT_2_KINDS = {"mcp call": "call", "mcp notification": "notification"}
+"""A format-2 row's `dialect`, which told an MCP lane's entries apart."""
+
+
+def _format_3_row(row: Document, kind: str, call: int | None) -> Document:
+    lane = str(row.get("lane"))
+    shown = row.get("tool_calls") or [{}]
+    message = shown[0].get("arguments")
+    message = message if isinstance(message, dict) else {}
+    params: Any = message.get("params")
+    answer = _parsed(row.get("text"))
+    is_tool = message.get("method") == "tools/call" and isinstance(params, dict)
+    tool = params.get("name") if is_tool else None
+    return {
+        "lane": lane,
+        "server": lane.removeprefix(LANE_PREFIX),
+        "entry": row.get("turn"),
+        "kind": kind,
+        "call": call,
+        "method": str(message.get("method", "?")),
+        "tool": tool if isinstance(tool, str) else None,
+        "arguments": params.get("arguments") if is_tool else params,
+        "result": answer.get("result"),
+        "error": answer.get("error"),
+    }
+
+
+def _parsed(text: Any) -> Document:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {}
 
 
 def _described_calls(entries: Sequence[Any]) -> tuple[ToolCall, ...]:

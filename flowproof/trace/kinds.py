@@ -25,7 +25,6 @@ from flowproof.lanes import MODEL_LANE
 if TYPE_CHECKING:
     from flowproof.assertions.secrets import Body
     from flowproof.assertions.trajectory import ExecutedCall, Trajectory
-    from flowproof.runrecord.model import TimelineRow
     from flowproof.trace.model import Lane
 
 KIND_MODULES = ("flowproof.engine.lanes", "flowproof.mcp.kind")
@@ -60,9 +59,20 @@ class LaneKind:
         """Every body the secret scan reads, labelled for its messages."""
         raise NotImplementedError
 
-    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
-        """The run record's rows for the lane's entries, in the lane's order."""
+    row_model: ClassVar[type | None] = None
+    """The run record's row type for this kind's entries, when it has one of its own; None
+    when they are read as model turns' rows. The type must be a member of the run record's
+    timeline union (runrecord/model.py), which pydantic and the published schema need whole
+    when the model is defined."""
+
+    def timeline(self, lane: Lane) -> Sequence[Any]:
+        """The run record's rows for the lane's entries (of `row_model`), in the lane's order."""
         raise NotImplementedError
+
+    def migrate_rows(self, rows: list[Document], to_format: int) -> list[Document]:
+        """This kind's timeline rows of an older run record (every lane's, in the record's
+        order), brought to format `to_format` from the one before it; one row out per row in."""
+        return rows
 
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """What a re-record changed, for the reviewer; empty when nothing did."""
