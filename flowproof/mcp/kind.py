@@ -25,10 +25,12 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
+from flowproof.report.view import McpEventView, McpLaneView, block
 from flowproof.runrecord.model import McpTimelineEntry
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
+from flowproof.words import plural
 
 
 class McpLaneKind(LaneKind):
@@ -117,6 +119,31 @@ class McpLaneKind(LaneKind):
             migrated.append(_format_3_row(row, kind, calls if kind == "call" else None))
         return migrated
 
+    def lane_view(self, lane: str, rows: Sequence[McpTimelineEntry], diverged: bool) -> McpLaneView:
+        """The lane's counts in a phrase (`mcp.files: 4 calls (1 mocked by flowproof), 1
+        notification`) and one event per row."""
+        calls = sum(row.kind == "call" for row in rows)
+        mocked = sum(row.mocked for row in rows)
+        notifications = sum(row.kind == "notification" for row in rows)
+        requests = sum(row.kind == "server_request" for row in rows)
+        phrase = f"{lane}: {plural(calls, 'call')}"
+        if mocked:
+            phrase += f" ({mocked} mocked by flowproof)"
+        if notifications:
+            phrase += f", {plural(notifications, 'notification')}"
+        if requests:
+            phrase += f", {plural(requests, 'server request')}"
+        return McpLaneView(
+            lane=lane,
+            server=lane.removeprefix(LANE_PREFIX),
+            events=[_event_view(row) for row in rows],
+            calls=calls,
+            mocked=mocked,
+            notifications=notifications,
+            phrase=phrase,
+            diverged=diverged,
+        )
+
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """The calls the agent made (method, tool) and their params by path; notifications
         are anchored echoes of the server and left out."""
@@ -180,6 +207,25 @@ def _parsed(text: Any) -> Document:
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {}
+
+
+def _event_view(row: McpTimelineEntry) -> McpEventView:
+    failed = row.error is not None or (
+        isinstance(row.result, dict) and row.result.get("isError") is True
+    )
+    answer = row.error if row.error is not None else row.result
+    return McpEventView(
+        entry=row.entry,
+        kind=row.kind,
+        call=row.call,
+        method=row.method,
+        tool=row.tool,
+        arguments=None if row.arguments is None else block(row.arguments),
+        answer=None if row.kind == "notification" or answer is None else block(answer),
+        failed=failed,
+        mocked=row.mocked,
+        after=row.after,
+    )
 
 
 def _described_calls(entries: Sequence[Any]) -> tuple[ToolCall, ...]:

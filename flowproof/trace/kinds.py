@@ -74,6 +74,12 @@ class LaneKind:
         order), brought to format `to_format` from the one before it; one row out per row in."""
         return rows
 
+    def lane_view(self, lane: str, rows: Sequence[Any], diverged: bool) -> Any:
+        """The HTML and markdown reports' view of one lane of this kind (report/view.py's
+        lane views), from its run-record rows (`rows` is empty for a lane that diverged on its
+        first request); None when the kind's rows are not drawn apart from the model turns."""
+        return None
+
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """What a re-record changed, for the reviewer; empty when nothing did."""
         raise NotImplementedError
