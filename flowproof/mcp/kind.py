@@ -2,8 +2,10 @@
 
 Its entries (mcp/lane.py) are written to a trace as `{"call", "answer"[, "mocked"]}`,
 `{"notification", "after"}` and `{"server_request", "answer", "after"}`; the run record shows
-one timeline row per entry; `record --diff` compares the calls the agent made; and every
-answered `tools/call` is a call EXECUTED at the tool boundary for `<server>/<tool>` steps.
+one timeline row per entry (`McpTimelineEntry`, with its rewrite of older records' rows), and
+the HTML and markdown reports one lane view per server; `record --diff` compares the calls the
+agent made; and every answered `tools/call` is a call EXECUTED at the tool boundary for
+`<server>/<tool>` steps, whose control lane is `mcp.<server>`.
 Registered by defining it (trace/kinds.py lists this module among its built-in kinds).
 """
 

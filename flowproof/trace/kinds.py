@@ -3,8 +3,10 @@
 A lane's kind (the part of its name before the first dot: `model`, `mcp`) owns everything
 flowproof does with the lane's entries, in one object: how an entry is written to and read
 from a trace file, how a loaded lane is checked, which bodies the secret scan reads, the run
-record's timeline rows, what `record --diff` says changed, and what it adds to the trajectory
-the assertions judge. A kind registers by subclassing `LaneKind` once, in its own module.
+record's timeline rows (their type, and their rewrite from older record formats), the reports'
+view of the lane, what `record --diff` says changed, what it adds to the trajectory the
+assertions judge, and which lane a `<server>/<tool>` step reports. A kind registers by
+subclassing `LaneKind` once, in its own module.
 
 This module sits low (trace/, runrecord/ and report/ may ask it) and names no kind's module
 in an import statement: the modules that define the built-in kinds are listed once, in
