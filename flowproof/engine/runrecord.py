@@ -17,7 +17,6 @@ from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
 from flowproof.matching.divergence import Divergence
-from flowproof.mcp.lane import lane_name
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
@@ -33,6 +32,7 @@ from flowproof.runrecord.model import (
     TurnCounts,
 )
 from flowproof.spec.load import LoadedSpec
+from flowproof.trace.kinds import tool_lane
 
 CONTAINMENT_NOT_ENGAGED = "not engaged"
 
@@ -107,7 +107,9 @@ def _control_lanes(loaded: LoadedSpec) -> list[str]:
     for step in loaded.assertions:
         assertion = step.assertion
         if isinstance(assertion, ToolCallAssertion) and at_tool_boundary(assertion.tool):
-            found.add(lane_name(assertion.tool.split("/", 1)[0]))
+            lane = tool_lane(assertion.tool.split("/", 1)[0])
+            if lane is not None:
+                found.add(lane)
     return sorted(found)
 
 

@@ -2,23 +2,37 @@
 
 Its entries (mcp/lane.py) are written to a trace as `{"call", "answer"[, "mocked"]}`,
 `{"notification", "after"}` and `{"server_request", "answer", "after"}`; the run record shows
-one timeline row per entry; `record --diff` compares the calls the agent made; and every
-answered `tools/call` is a call EXECUTED at the tool boundary for `<server>/<tool>` steps.
+one timeline row per entry (`McpTimelineEntry`, with its rewrite of older records' rows), and
+the HTML and markdown reports one lane view per server; `record --diff` compares the calls the
+agent made; and every answered `tools/call` is a call EXECUTED at the tool boundary for
+`<server>/<tool>` steps, whose control lane is `mcp.<server>`.
 Registered by defining it (trace/kinds.py lists this module among its built-in kinds).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall, ToolCall
-from flowproof.mcp.lane import LANE_PREFIX, Call, Entry, Notice, ServerRequest, describe, tool_name
+from flowproof.mcp.lane import (
+    LANE_PREFIX,
+    Call,
+    Entry,
+    Notice,
+    ServerRequest,
+    describe,
+    lane_name,
+    tool_name,
+)
+from flowproof.report.view import McpEventView, McpLaneView, block
 from flowproof.runrecord.model import McpTimelineEntry
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
+from flowproof.words import plural
 
 
 class McpLaneKind(LaneKind):
@@ -26,6 +40,7 @@ class McpLaneKind(LaneKind):
     notifications and server requests re-emitted at their anchors, never matched."""
 
     kind = "mcp"
+    row_model = McpTimelineEntry
 
     def encode(self, entry: Entry) -> Document:
         if isinstance(entry, Call):
@@ -91,6 +106,46 @@ class McpLaneKind(LaneKind):
             )
         return rows
 
+    def migrate_rows(self, rows: list[Document], to_format: int) -> list[Document]:
+        """Format 3 gave an MCP lane's entries their own rows (server, method, tool, arguments,
+        result or error, mocked, anchor). A format-2 row of an MCP lane was a model-turn row:
+        its message as the one tool call's `arguments`, the answer as JSON text; whether it was
+        mocked, and a notification's anchor, were not kept."""
+        if to_format != 3:
+            return rows
+        migrated, calls = [], 0
+        for row in rows:
+            kind = _FORMAT_2_KINDS.get(str(row.get("dialect")), "server_request")
+            if kind == "call":
+                calls += 1
+            migrated.append(_format_3_row(row, kind, calls if kind == "call" else None))
+        return migrated
+
+    def lane_view(self, lane: str, rows: Sequence[McpTimelineEntry], diverged: bool) -> McpLaneView:
+        """The lane's counts in a phrase (`mcp.files: 4 calls (1 mocked by flowproof), 1
+        notification`) and one event per row."""
+        calls = sum(row.kind == "call" for row in rows)
+        mocked = sum(row.mocked for row in rows)
+        notifications = sum(row.kind == "notification" for row in rows)
+        requests = sum(row.kind == "server_request" for row in rows)
+        phrase = f"{lane}: {plural(calls, 'call')}"
+        if mocked:
+            phrase += f" ({mocked} mocked by flowproof)"
+        if notifications:
+            phrase += f", {plural(notifications, 'notification')}"
+        if requests:
+            phrase += f", {plural(requests, 'server request')}"
+        return McpLaneView(
+            lane=lane,
+            server=lane.removeprefix(LANE_PREFIX),
+            events=[_event_view(row) for row in rows],
+            calls=calls,
+            mocked=mocked,
+            notifications=notifications,
+            phrase=phrase,
+            diverged=diverged,
+        )
+
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """The calls the agent made (method, tool) and their params by path; notifications
         are anchored echoes of the server and left out."""
@@ -109,12 +164,70 @@ class McpLaneKind(LaneKind):
     def boundary_calls(self, lane: Lane) -> int:
         return sum(1 for entry in lane.entries if isinstance(entry, Call))
 
+    def tool_lane(self, server: str) -> str:
+        """`<server>/<tool>` steps name an MCP server's tools: its lane is `mcp.<server>`."""
+        return lane_name(server)
+
 
 _ROW_KINDS: dict[type, Literal["call", "notification", "server_request"]] = {
     Call: "call",
     Notice: "notification",
     ServerRequest: "server_request",
 }
+
+
+_FORMAT_2_KINDS = {"mcp call": "call", "mcp notification": "notification"}
+"""A format-2 row's `dialect`, which told an MCP lane's entries apart."""
+
+
+def _format_3_row(row: Document, kind: str, call: int | None) -> Document:
+    lane = str(row.get("lane"))
+    shown = row.get("tool_calls") or [{}]
+    message = shown[0].get("arguments")
+    message = message if isinstance(message, dict) else {}
+    params: Any = message.get("params")
+    answer = _parsed(row.get("text"))
+    is_tool = message.get("method") == "tools/call" and isinstance(params, dict)
+    tool = params.get("name") if is_tool else None
+    return {
+        "lane": lane,
+        "server": lane.removeprefix(LANE_PREFIX),
+        "entry": row.get("turn"),
+        "kind": kind,
+        "call": call,
+        "method": str(message.get("method", "?")),
+        "tool": tool if isinstance(tool, str) else None,
+        "arguments": params.get("arguments") if is_tool else params,
+        "result": answer.get("result"),
+        "error": answer.get("error"),
+    }
+
+
+def _parsed(text: Any) -> Document:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {}
+
+
+def _event_view(row: McpTimelineEntry) -> McpEventView:
+    failed = row.error is not None or (
+        isinstance(row.result, dict) and row.result.get("isError") is True
+    )
+    answer = row.error if row.error is not None else row.result
+    return McpEventView(
+        entry=row.entry,
+        kind=row.kind,
+        call=row.call,
+        method=row.method,
+        tool=row.tool,
+        arguments=None if row.arguments is None else block(row.arguments),
+        answer=None if row.kind == "notification" or answer is None else block(answer),
+        failed=failed,
+        mocked=row.mocked,
+        after=row.after,
+    )
 
 
 def _described_calls(entries: Sequence[Any]) -> tuple[ToolCall, ...]:

@@ -18,11 +18,11 @@ from flowproof.runrecord.model import (
     ControlRecord,
     DivergenceRecord,
     FlowRecord,
-    McpTimelineEntry,
     RunRecord,
     StepRecord,
     TimelineEntry,
 )
+from flowproof.trace.kinds import kind_named
 from flowproof.words import plural
 
 LONG_LINES = 12
@@ -183,6 +183,7 @@ class FlowView:
     timeline: list[TurnView]
     """The model turns only; MCP lanes are in `mcp_lanes`."""
     mcp_lanes: list[McpLaneView]
+    """Each tool lane, as its lane kind draws it (`LaneKind.lane_view`)."""
     mcp_calls: int
     """Calls on every MCP lane together."""
     mcp_phrase: str
@@ -277,7 +278,7 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
     trajectory = flow.trajectory
     reply = block(trajectory.reply) if trajectory and trajectory.reply is not None else None
     timeline = [_turn(row) for row in flow.timeline if isinstance(row, TimelineEntry)]
-    mcp_lanes = _mcp_lanes(flow, divergence)
+    mcp_lanes = _tool_lanes(flow, divergence)
     return FlowView(
         index=index,
         anchor=f"flow-{index}",
@@ -398,60 +399,22 @@ def _turn(turn: TimelineEntry) -> TurnView:
     )
 
 
-def _mcp_lanes(flow: FlowRecord, divergence: DivergenceView | None) -> list[McpLaneView]:
-    rows: dict[str, list[McpTimelineEntry]] = {}
+def _tool_lanes(flow: FlowRecord, divergence: DivergenceView | None) -> list[McpLaneView]:
+    """Each lane with rows of its own, drawn as its kind draws it, in the record's order."""
+    rows: dict[str, list[Any]] = {}
     for row in flow.timeline:
-        if isinstance(row, McpTimelineEntry):
+        if not isinstance(row, TimelineEntry):
             rows.setdefault(row.lane, []).append(row)
     if divergence is not None and divergence.on_mcp:
         rows.setdefault(divergence.lane, [])  # a lane that diverged on its first call
-    return [
-        _mcp_lane(lane, entries, divergence is not None and divergence.lane == lane)
-        for lane, entries in rows.items()
-    ]
-
-
-def _mcp_lane(lane: str, rows: list[McpTimelineEntry], diverged: bool) -> McpLaneView:
-    calls = sum(row.kind == "call" for row in rows)
-    mocked = sum(row.mocked for row in rows)
-    notifications = sum(row.kind == "notification" for row in rows)
-    requests = sum(row.kind == "server_request" for row in rows)
-    phrase = f"{lane}: {plural(calls, 'call')}"
-    if mocked:
-        phrase += f" ({mocked} mocked by flowproof)"
-    if notifications:
-        phrase += f", {plural(notifications, 'notification')}"
-    if requests:
-        phrase += f", {plural(requests, 'server request')}"
-    return McpLaneView(
-        lane=lane,
-        server=lane.removeprefix("mcp."),
-        events=[_mcp_event(row) for row in rows],
-        calls=calls,
-        mocked=mocked,
-        notifications=notifications,
-        phrase=phrase,
-        diverged=diverged,
-    )
-
-
-def _mcp_event(row: McpTimelineEntry) -> McpEventView:
-    failed = row.error is not None or (
-        isinstance(row.result, dict) and row.result.get("isError") is True
-    )
-    answer = row.error if row.error is not None else row.result
-    return McpEventView(
-        entry=row.entry,
-        kind=row.kind,
-        call=row.call,
-        method=row.method,
-        tool=row.tool,
-        arguments=None if row.arguments is None else block(row.arguments),
-        answer=None if row.kind == "notification" or answer is None else block(answer),
-        failed=failed,
-        mocked=row.mocked,
-        after=row.after,
-    )
+    views = []
+    for lane, entries in rows.items():
+        kind = kind_named(lane.partition(".")[0])
+        diverged = divergence is not None and divergence.lane == lane
+        view = kind.lane_view(lane, entries, diverged) if kind is not None else None
+        if view is not None:
+            views.append(view)
+    return views
 
 
 def _control(data: ControlRecord) -> ControlView:

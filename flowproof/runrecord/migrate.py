@@ -8,10 +8,12 @@ nothing that reads a current record parses text.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
+
+from flowproof.lanes import MODEL_LANE
+from flowproof.trace.kinds import kind_named
 
 Document = dict[str, Any]
 
@@ -85,62 +87,34 @@ def _error(message: str) -> Document:
 
 
 def _migrate_2_to_3(document: Document) -> Document:
-    """Format 3 gives an MCP lane's entries their own rows (server, method, tool, arguments,
-    result or error, mocked, anchor) and the trajectory its `executed` calls. A format-2 row
-    of an MCP lane was a model-turn row: its message as the one tool call's `arguments`, the
-    answer as JSON text; whether it was mocked, and a notification's anchor, were not kept."""
+    """Format 3 gives a tool lane's entries their own rows (an MCP lane's: mcp/kind.py) and
+    the trajectory its `executed` calls; each kind rewrites its format-2 rows itself."""
     migrated = dict(document)
     migrated["format_version"] = 3
     migrated["flows"] = [
-        {**flow, "timeline": _mcp_rows(flow.get("timeline", []))}
+        {**flow, "timeline": _kind_rows(flow.get("timeline", []), 3)}
         for flow in document.get("flows", [])
     ]
     return migrated
 
 
-_MCP_KINDS = {"mcp call": "call", "mcp notification": "notification"}
-
-
-def _mcp_rows(timeline: list[Document]) -> list[Document]:
-    rows, calls = [], 0
-    for row in timeline:
-        lane = str(row.get("lane", "model"))
-        if not lane.startswith("mcp."):
-            rows.append(row)
+def _kind_rows(timeline: list[Document], to_format: int) -> list[Document]:
+    """Each lane kind rewrites its own rows (`<kind>.<name>` lanes; the model's have no dot
+    and stay as they are), in place, so the timeline keeps its order."""
+    positions: dict[str, list[int]] = {}
+    for position, row in enumerate(timeline):
+        kind, dot, _ = str(row.get("lane", MODEL_LANE)).partition(".")
+        if dot:
+            positions.setdefault(kind, []).append(position)
+    rows = list(timeline)
+    for kind, places in positions.items():
+        lane_kind = kind_named(kind)
+        if lane_kind is None:
             continue
-        kind = _MCP_KINDS.get(str(row.get("dialect")), "server_request")
-        shown = row.get("tool_calls") or [{}]
-        message = shown[0].get("arguments")
-        message = message if isinstance(message, dict) else {}
-        params: Any = message.get("params")
-        answer = _parsed(row.get("text"))
-        is_tool = message.get("method") == "tools/call" and isinstance(params, dict)
-        tool = params.get("name") if is_tool else None
-        if kind == "call":
-            calls += 1
-        rows.append(
-            {
-                "lane": lane,
-                "server": lane.removeprefix("mcp."),
-                "entry": row.get("turn"),
-                "kind": kind,
-                "call": calls if kind == "call" else None,
-                "method": str(message.get("method", "?")),
-                "tool": tool if isinstance(tool, str) else None,
-                "arguments": params.get("arguments") if is_tool else params,
-                "result": answer.get("result"),
-                "error": answer.get("error"),
-            }
-        )
+        migrated = lane_kind.migrate_rows([timeline[place] for place in places], to_format)
+        for place, row in zip(places, migrated, strict=True):
+            rows[place] = row
     return rows
-
-
-def _parsed(text: Any) -> Document:
-    try:
-        value = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        value = None
-    return value if isinstance(value, dict) else {}
 
 
 MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}

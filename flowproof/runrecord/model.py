@@ -16,6 +16,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
+from flowproof.lanes import MODEL_LANE
+from flowproof.trace.kinds import kind_named
+
 FORMAT_VERSION: Literal[3] = 3
 """Bump when the layout changes, and add a migration in runrecord/migrate.py."""
 
@@ -99,22 +102,25 @@ class McpTimelineEntry(_Model):
     (where replay re-emits it); None for a call."""
 
 
-_KINDS_WITH_ROWS = ("mcp",)
-"""Lane kinds (`<kind>.<name>` lanes) whose timeline rows have their own type below; every
-other row is read as a model turn's."""
-
-
 def _timeline_kind(row: Any) -> str:
-    lane = row.get("lane", "model") if isinstance(row, dict) else getattr(row, "lane", "model")
-    kind, dot, _ = str(lane).partition(".")
-    return kind if dot and kind in _KINDS_WITH_ROWS else "model"
+    """The tag of a row's type: its lane's kind when that kind has rows of its own (the
+    registry says so, `LaneKind.row_model`); otherwise the model turn's."""
+    lane = row.get("lane", MODEL_LANE) if isinstance(row, dict) else getattr(row, "lane", None)
+    kind, dot, _ = str(lane or MODEL_LANE).partition(".")
+    registered = kind_named(kind) if dot else None
+    return kind if registered is not None and registered.row_model is not None else MODEL_LANE
 
 
 TimelineRow = Annotated[
     Annotated[TimelineEntry, Tag("model")] | Annotated[McpTimelineEntry, Tag("mcp")],
     Discriminator(_timeline_kind),
 ]
-"""A timeline row: a model turn, or an MCP lane's entry (told apart by the lane's name)."""
+"""A timeline row: a model turn, or an MCP lane's entry (told apart by the lane's kind).
+
+The members are named here, not gathered from the registry: pydantic builds the validator and
+the published JSON Schema when this module is defined, and the schema must describe every
+row a record may hold without loading any lane kind. A kind with rows of its own adds its
+row type here, tagged with its kind, and names it as its `row_model`."""
 
 
 class DivergenceRecord(_Model):

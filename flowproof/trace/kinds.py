@@ -3,8 +3,10 @@
 A lane's kind (the part of its name before the first dot: `model`, `mcp`) owns everything
 flowproof does with the lane's entries, in one object: how an entry is written to and read
 from a trace file, how a loaded lane is checked, which bodies the secret scan reads, the run
-record's timeline rows, what `record --diff` says changed, and what it adds to the trajectory
-the assertions judge. A kind registers by subclassing `LaneKind` once, in its own module.
+record's timeline rows (their type, and their rewrite from older record formats), the reports'
+view of the lane, what `record --diff` says changed, what it adds to the trajectory the
+assertions judge, and which lane a `<server>/<tool>` step reports. A kind registers by
+subclassing `LaneKind` once, in its own module.
 
 This module sits low (trace/, runrecord/ and report/ may ask it) and names no kind's module
 in an import statement: the modules that define the built-in kinds are listed once, in
@@ -25,7 +27,6 @@ from flowproof.lanes import MODEL_LANE
 if TYPE_CHECKING:
     from flowproof.assertions.secrets import Body
     from flowproof.assertions.trajectory import ExecutedCall, Trajectory
-    from flowproof.runrecord.model import TimelineRow
     from flowproof.trace.model import Lane
 
 KIND_MODULES = ("flowproof.engine.lanes", "flowproof.mcp.kind")
@@ -60,9 +61,26 @@ class LaneKind:
         """Every body the secret scan reads, labelled for its messages."""
         raise NotImplementedError
 
-    def timeline(self, lane: Lane) -> Sequence[TimelineRow]:
-        """The run record's rows for the lane's entries, in the lane's order."""
+    row_model: ClassVar[type | None] = None
+    """The run record's row type for this kind's entries, when it has one of its own; None
+    when they are read as model turns' rows. The type must be a member of the run record's
+    timeline union (runrecord/model.py), which pydantic and the published schema need whole
+    when the model is defined."""
+
+    def timeline(self, lane: Lane) -> Sequence[Any]:
+        """The run record's rows for the lane's entries (of `row_model`), in the lane's order."""
         raise NotImplementedError
+
+    def migrate_rows(self, rows: list[Document], to_format: int) -> list[Document]:
+        """This kind's timeline rows of an older run record (every lane's, in the record's
+        order), brought to format `to_format` from the one before it; one row out per row in."""
+        return rows
+
+    def lane_view(self, lane: str, rows: Sequence[Any], diverged: bool) -> Any:
+        """The HTML and markdown reports' view of one lane of this kind (report/view.py's
+        lane views), from its run-record rows (`rows` is empty for a lane that diverged on its
+        first request); None when the kind's rows are not drawn apart from the model turns."""
+        return None
 
     def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
         """What a re-record changed, for the reviewer; empty when nothing did."""
@@ -80,6 +98,11 @@ class LaneKind:
         """How many requests the agent made across this tool boundary (the summary's count)."""
         return 0
 
+    def tool_lane(self, server: str) -> str | None:
+        """The lane a `<server>/<tool>` step judges, when this kind is the tool boundary such
+        steps name; None for every other kind."""
+        return None
+
 
 _REGISTRY: dict[str, LaneKind] = {}
 _loaded = False
@@ -95,6 +118,14 @@ def known_kinds() -> list[str]:
     """Every registered kind, the model's first (as error messages list them)."""
     _load_builtin_kinds()
     return sorted(_REGISTRY, key=lambda kind: kind != MODEL_LANE)
+
+
+def tool_lane(server: str) -> str | None:
+    """The lane of `server` at the tool boundary `<server>/<tool>` steps judge (the control
+    lane such a step reports); None when no registered kind claims it."""
+    return next(
+        (lane for kind in known_kinds() if (lane := _REGISTRY[kind].tool_lane(server))), None
+    )
 
 
 def _load_builtin_kinds() -> None:

@@ -12,9 +12,13 @@ from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.engine import lanes
 from flowproof.errors import TraceError
+from flowproof.report import render
+from flowproof.report.view import McpLaneView, build_view
+from flowproof.runrecord.store import parse_run_record
 from flowproof.trace import kinds
 from flowproof.trace.codec import decode, encode
 from flowproof.trace.model import Lane, Trace, Turn
+from tests.unit.report.builders import make_flow, make_record
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,10 @@ def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[kinds.LaneKind]]:
         def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
             return [] if list(old) == list(new) else ["clicks changed"]
 
+        def lane_view(self, lane: str, rows: Sequence[Any], diverged: bool) -> McpLaneView:
+            phrase = f"{lane}: {len(rows)} clicks"
+            return McpLaneView(lane, lane.removeprefix("browser."), [], 0, 0, 0, phrase, diverged)
+
         def executed(self, lane: Lane) -> list[ExecutedCall]:
             server = lane.name.removeprefix("browser.")
             return [
@@ -101,6 +109,21 @@ def test_a_new_lane_kind_gives_its_trajectory_part_and_timeline_rows(
         ClickRow("browser.chrome", "#confirm"),
     ]
     assert lanes.trace_changes(_trace(), _trace()) == []
+
+
+def test_a_new_lane_kinds_rows_are_drawn_in_the_report_by_the_kind(
+    toy_kind: type[kinds.LaneKind],
+) -> None:
+    record = parse_run_record(make_record([make_flow()]), "report.json")
+    flow = record.flows[0]
+    rows = [*flow.timeline, *lanes.timeline(_trace().lanes)[1:]]
+    # The toy's rows have no member in the run record's timeline union (a real kind adds
+    # one there); copied in unvalidated, they show what the report does with them.
+    record = record.model_copy(update={"flows": [flow.model_copy(update={"timeline": rows})]})
+    view = build_view(record).flows[0]
+    assert [lane.lane for lane in view.mcp_lanes] == ["browser.chrome"]
+    assert view.mcp_phrase == "browser.chrome: 2 clicks"
+    assert "browser.chrome: 2 clicks" in render.render_html(record)
 
 
 def test_a_kind_unknown_to_the_registry_is_refused_naming_the_known_ones() -> None:
