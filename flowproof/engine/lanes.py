@@ -77,8 +77,8 @@ MODEL = ModelLane()
 
 
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
-    dialect = dialect_named(turn.dialect)
-    if dialect is None:
+    facts = turn.facts
+    if facts is None:
         return TimelineEntry(lane=lane, turn=number, dialect=turn.dialect, known=False)
     return TimelineEntry(
         lane=lane,
@@ -86,14 +86,10 @@ def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
         dialect=turn.dialect,
         known=True,
         tool_results=[
-            ToolResultRecord(tool=name, content=content)
-            for name, content in dialect.latest_tool_results(turn.request)
+            ToolResultRecord(tool=name, content=content) for name, content in facts.tool_results
         ],
-        tool_calls=[
-            ToolCallRecord(name=name, arguments=raw)
-            for name, raw in dialect.tool_calls(turn.response)
-        ],
-        text=dialect.reply_text(turn.response),
+        tool_calls=[ToolCallRecord(name=name, arguments=raw) for name, raw in facts.tool_calls],
+        text=facts.reply,
     )
 
 
