@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from flowproof.dialects.base import tool_name
-from flowproof.engine.trajectory import build_trajectory, main_thread
 from flowproof.trace.changes import call_changes, shown, value_changes
 from flowproof.trace.model import Trace
+from flowproof.trace.trajectory import build_trajectory, main_thread
 
 
 def diff_traces(old: Trace, new: Trace) -> list[str]:
