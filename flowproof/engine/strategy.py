@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Protocol
 
 from flowproof import __version__
-from flowproof.engine.lanes import MODEL, check_lanes
+from flowproof.engine.lanes import check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
+from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.mocks import ToolMocks
@@ -95,7 +96,7 @@ class Replay:
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
-        matcher = MODEL.matcher(self.previous.turns, rules.ignored)
+        matcher = TurnMatcher(self.previous.turns, rules.ignored)
         yield ReplayBackend(matcher, mocks, traffic, rules)
 
     @property
@@ -136,7 +137,7 @@ class Record:
         forward = ForwardBackend(self.upstream, mocks, traffic, rules)
         try:
             if self.keep_matching and self.previous is not None:
-                kept = MODEL.matcher(self.previous.turns, rules.ignored)
+                kept = TurnMatcher(self.previous.turns, rules.ignored)
                 yield KeepMatchingBackend(kept, forward, mocks, traffic, rules)
             else:
                 yield forward

@@ -25,7 +25,7 @@ DIVERGENCE = "flowproof_replay_divergence"
 
 class ReplayBackend:
     """Serves the model lane. `matcher` is that lane's matching rule over the recorded turns,
-    handed in by the engine (engine/lanes.py owns which rule a lane follows)."""
+    handed in by the engine (engine/strategy.py picks the rule the lane follows)."""
 
     def __init__(
         self,

@@ -8,10 +8,27 @@ lane kind brings its own entry type, codec and matching rule, registered once (t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from flowproof.dialects import dialect_named
+from flowproof.dialects.base import Dialect
 from flowproof.lanes import MODEL_LANE
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What a turn's bodies say, as its dialect reads them: parsed once, read by the
+    trajectory, the run record's timeline and `record --diff` alike."""
+
+    tool_calls: tuple[tuple[str, str], ...]
+    """(name, raw argument string) of every tool call the model asked for."""
+    reply: str | None
+    """The assistant's text; None when the response is a tool call."""
+    tool_results: tuple[tuple[str, str], ...]
+    """(tool name, content) of the results the request reports back, as the model saw them."""
+    system_prompt: str
+    """The request's system prompt: the turns of one conversation share it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +41,20 @@ class Turn:
     """The request body as parsed JSON, key order kept (text when it was not JSON)."""
     response: Any
     """The response body as parsed JSON, key order kept."""
+    _facts: TurnFacts | None = field(default=None, init=False, repr=False, compare=False)
+    """The parsed facts, filled on first read; not part of the turn's value or its trace."""
+
+    @property
+    def facts(self) -> TurnFacts | None:
+        """What the bodies say, parsed on first read and kept; None for a dialect this
+        flowproof does not know (a trace may name one; the caller says what that means)."""
+        if self._facts is None:
+            dialect = dialect_named(self.dialect)
+            if dialect is None:
+                return None
+            # The turn is a frozen value: its bodies never change, so the parse is kept.
+            object.__setattr__(self, "_facts", _read_facts(dialect, self.request, self.response))
+        return self._facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +93,12 @@ class Trace:
     def turns(self) -> tuple[Turn, ...]:
         """The model lane's turns."""
         return self.lane(MODEL_LANE)
+
+
+def _read_facts(dialect: Dialect, request: Any, response: Any) -> TurnFacts:
+    return TurnFacts(
+        tool_calls=tuple(dialect.tool_calls(response)),
+        reply=dialect.reply_text(response),
+        tool_results=tuple(dialect.latest_tool_results(request)),
+        system_prompt=dialect.system_prompt(request),
+    )

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowproof.dialects import dialect_named
 from flowproof.dialects.base import tool_name
-from flowproof.engine.trajectory import build_trajectory, main_thread
 from flowproof.trace.changes import call_changes, shown, value_changes
 from flowproof.trace.model import Trace
+from flowproof.trace.trajectory import build_trajectory, main_thread
 
 
 def diff_traces(old: Trace, new: Trace) -> list[str]:
@@ -34,10 +33,9 @@ def _request_changes(old: Trace, new: Trace) -> list[str]:
     lines = []
     if was.dialect != now.dialect:
         lines.append(f"dialect: {was.dialect} → {now.dialect}")
-    old_dialect, new_dialect = dialect_named(was.dialect), dialect_named(now.dialect)
-    if old_dialect and new_dialect:
-        old_system = old_dialect.system_prompt(was.request)
-        new_system = new_dialect.system_prompt(now.request)
+    old_facts, new_facts = was.facts, now.facts
+    if old_facts and new_facts:
+        old_system, new_system = old_facts.system_prompt, new_facts.system_prompt
         if old_system != new_system:
             lines.append(f"system prompt changed: {shown(old_system)} → {shown(new_system)}")
     old_tools, new_tools = _tools(was.request), _tools(now.request)

@@ -13,23 +13,21 @@ import json
 from collections.abc import Sequence
 
 from flowproof.assertions.trajectory import ToolCall, Trajectory
-from flowproof.dialects import dialect_named
-from flowproof.dialects.base import Dialect
-from flowproof.trace.model import Turn
+from flowproof.trace.model import Turn, TurnFacts
 
 
 def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
     calls = []
     for number, turn in enumerate(turns):
-        for name, raw in _dialect(turn).tool_calls(turn.response):
+        for name, raw in _facts(turn).tool_calls:
             calls.append(ToolCall(name=name, arguments=_parse(raw), raw_arguments=raw, turn=number))
     if not turns:
         return Trajectory(tuple(calls), None, "no model turns were served")
     last = main_thread(turns)[-1]
     number = turns.index(last) + 1
-    reply = _dialect(last).reply_text(last.response)
+    reply = _facts(last).reply
     if reply is None:
-        names = ", ".join(name for name, _ in _dialect(last).tool_calls(last.response))
+        names = ", ".join(name for name, _ in _facts(last).tool_calls)
         return Trajectory(
             tuple(calls),
             None,
@@ -41,7 +39,7 @@ def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
 def main_thread(turns: Sequence[Turn]) -> list[Turn]:
     threads: dict[str, list[Turn]] = {}
     for turn in turns:
-        threads.setdefault(_dialect(turn).system_prompt(turn.request), []).append(turn)
+        threads.setdefault(_facts(turn).system_prompt, []).append(turn)
 
     def weight(thread: list[Turn]) -> tuple[int, int]:
         return len(thread), sum(len(json.dumps(t.request, ensure_ascii=False)) for t in thread)
@@ -49,11 +47,11 @@ def main_thread(turns: Sequence[Turn]) -> list[Turn]:
     return max(threads.values(), key=weight)
 
 
-def _dialect(turn: Turn) -> Dialect:
-    dialect = dialect_named(turn.dialect)
-    if dialect is None:
+def _facts(turn: Turn) -> TurnFacts:
+    facts = turn.facts
+    if facts is None:
         raise ValueError(f"unknown dialect {turn.dialect!r} in a turn")
-    return dialect
+    return facts
 
 
 def _parse(raw: str) -> object:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from flowproof.engine.trajectory import build_trajectory
 from flowproof.trace.model import Turn
+from flowproof.trace.trajectory import build_trajectory
 
 
 def make_turn(

@@ -1,0 +1,79 @@
+"""The model lane's kind: everything flowproof does with the `model` lane's turns, in one plugin.
+
+A turn is written to a trace as `{"dialect", "request", "response"}`; a loaded lane is refused
+when a turn names a dialect this flowproof does not know; the secret scan reads both bodies;
+the run record shows one timeline row per turn from its parsed facts (trace/model.py); and
+`record --diff` and the trajectory read the main conversation (trace/trajectory.py,
+trace/tracediff.py). Registered by defining it (trace/kinds.py lists this module among its
+built-in kinds). Which turn replay serves is the matching's business (matching/match.py),
+chosen by the engine's strategy, so this module stays below the matching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from flowproof.assertions.secrets import Body
+from flowproof.assertions.trajectory import Trajectory
+from flowproof.dialects import dialect_named
+from flowproof.errors import TraceError
+from flowproof.lanes import MODEL_LANE
+from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
+from flowproof.trace.kinds import Document, LaneKind, expect, field
+from flowproof.trace.model import Lane, Trace, Turn
+from flowproof.trace.tracediff import diff_traces
+from flowproof.trace.trajectory import build_trajectory
+
+
+class ModelLane(LaneKind):
+    """Model turns, each spoken in a dialect (replay matches them strictly by body, each at most
+    once: matching/match.py)."""
+
+    kind = MODEL_LANE
+
+    def encode(self, entry: Turn) -> Document:
+        return {"dialect": entry.dialect, "request": entry.request, "response": entry.response}
+
+    def decode(self, data: Any, where: str) -> Turn:
+        turn = expect(data, dict, where)
+        dialect = expect(field(turn, "dialect", where), str, f"{where}.dialect")
+        return Turn(dialect, field(turn, "request", where), field(turn, "response", where))
+
+    def check(self, lane: Lane, source: str) -> None:
+        for number, turn in enumerate(lane.entries, 1):
+            if dialect_named(turn.dialect) is None:
+                raise TraceError(f"{source}: turn {number} has unknown dialect {turn.dialect!r}")
+
+    def bodies(self, lane: Lane) -> list[Body]:
+        return [
+            Body(f"turn {number} {part}", value)
+            for number, turn in enumerate(lane.entries, 1)
+            for part, value in (("request", turn.request), ("response", turn.response))
+        ]
+
+    def timeline(self, lane: Lane) -> list[TimelineEntry]:
+        return [_turn_row(lane.name, number, turn) for number, turn in enumerate(lane.entries, 1)]
+
+    def changes(self, old: Sequence[Any], new: Sequence[Any]) -> list[str]:
+        return diff_traces(Trace.from_turns(old, ""), Trace.from_turns(new, ""))
+
+    def trajectory(self, lane: Lane) -> Trajectory:
+        return build_trajectory(lane.entries)
+
+
+def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
+    facts = turn.facts
+    if facts is None:
+        return TimelineEntry(lane=lane, turn=number, dialect=turn.dialect, known=False)
+    return TimelineEntry(
+        lane=lane,
+        turn=number,
+        dialect=turn.dialect,
+        known=True,
+        tool_results=[
+            ToolResultRecord(tool=name, content=content) for name, content in facts.tool_results
+        ],
+        tool_calls=[ToolCallRecord(name=name, arguments=raw) for name, raw in facts.tool_calls],
+        text=facts.reply,
+    )
