@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flowproof.engine.context import FlowContext, flow_context
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.run import AgentDriver, run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
-from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
+from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
-from flowproof.spec.suite import Suite, find_suite
+from flowproof.spec.suite import find_suite
 from flowproof.trace.store import trace_path_for
 
 
@@ -48,15 +49,17 @@ class RunOptions:
 class OpenedFlow:
     """A flow ready to run: its spec loaded and checked, its strategy built."""
 
-    loaded: LoadedSpec
-    suite: Suite | None
+    context: FlowContext
+    """The environment as it was when the flow was opened, read once, the suite and the spec."""
     strategy: Strategy
-    environ: dict[str, str]
-    """The environment as it was when the flow was opened, read once."""
     runs_root: Path
     mode: Mode
     started: float = field(default_factory=time.monotonic)
     begun: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def loaded(self) -> LoadedSpec:
+        return self.context.loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +78,17 @@ def open_flow(path: Path, options: RunOptions) -> OpenedFlow:
     root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
     suite = find_suite(path, Path.cwd())
     loaded = load_spec(path)
+    context = flow_context(loaded, suite, environ)
     writes = [("its trace", trace_path_for(path)), ("the run records", root)]
-    refuse_writes_inside(loaded, agent_cwd(loaded, environ), Path.cwd(), writes)
+    refuse_writes_inside(loaded, context.cwd, Path.cwd(), writes)
     started = time.monotonic()
-    strategy = strategy_for(options.mode, loaded, environ, options.keep_matching)
-    return OpenedFlow(loaded, suite, strategy, environ, root, options.mode, started)
+    strategy = strategy_for(options.mode, context, options.keep_matching)
+    return OpenedFlow(context, strategy, root, options.mode, started)
 
 
 async def run_opened(opened: OpenedFlow, agent: AgentDriver | None = None) -> FlowRun:
     """`agent`: how the agent is driven (a command or a `url:` service unless given)."""
-    outcome = await run_flow(opened.loaded, opened.strategy, opened.environ, opened.suite, agent)
+    outcome = await run_flow(opened.context, opened.strategy, agent)
     # From here on nothing flowproof shows or writes may carry the flow's declared secrets.
     REDACT.hide_all(outcome.secrets)
     record = flow_record(outcome, opened.loaded, time.monotonic() - opened.started)
