@@ -1,13 +1,14 @@
 """The front door: one spec file in, its outcome and its flow record out.
 
-    open_flow: find the suite → load the spec → keep flowproof's files out of `agent.cwd`
-               → the strategy (record or replay)
+    open_flow: find the suite → load the spec → the flow's context (engine/context.py)
+               → keep flowproof's files out of `agent.cwd` → the strategy (record or replay)
     run_opened: run_flow → the flow's secrets join the shared redactor → its flow record
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
 pytest items, the in-process fixture — so each gets the same guard, the same redaction and the
-same record. `os.environ` is read once, when the flow is opened.
+same record. `os.environ` is read once, when the flow is opened, into the flow's context, which
+the strategy, the agent driver and the judge read instead.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class OpenedFlow:
 
     @property
     def loaded(self) -> LoadedSpec:
+        """The spec, which the CLI reads while the flow waits (its fixed port, its name)."""
         return self.context.loaded
 
 
