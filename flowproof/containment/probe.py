@@ -53,6 +53,8 @@ def capability() -> Capability:
     try:
         done = subprocess.run(
             [*engine_argv(), TRAMPOLINE, PROBE, "1"],
+            # The probe runs once per process (cached) and is shared by every flow and by
+            # doctor, so it asks about flowproof's own environment, not one flow's snapshot.
             env=host_environ(os.environ),
             stdin=subprocess.DEVNULL,
             capture_output=True,

@@ -1,9 +1,10 @@
 """The engine side: start the agent through the trampoline, take its listener, supervise.
 
 `contained_process` is what the seccomp launcher (drivers/launch.py) runs: it spawns the
-trampoline (containment/seccomp.py) as `engine_argv()` with the user's environment
-(`host_environ`), so a frozen engine starts a frozen trampoline with the system's libraries;
-the agent's own environment travels in a memfd and is what the agent is exec'd with.
+trampoline (containment/seccomp.py) as `engine_argv()` with the user's environment (the flow's
+snapshot, through `host_environ`), so a frozen engine starts a frozen trampoline with the
+system's libraries; the agent's own environment travels in a memfd and is what the agent is
+exec'd with.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class Supervision:
 
     policy: PinnedPolicy
     findings: Findings
+    environ: Mapping[str, str]
+    """The user's environment as the flow read it; the trampoline starts with it."""
     observe_fs: bool = True
 
 
@@ -76,7 +79,8 @@ async def contained_process(
     _undumpable.enter()
     supervisor = None
     try:
-        spawn = _start_trampoline(stdout, stderr, (config, report_w, ack_r))
+        handed = (config, report_w, ack_r)
+        spawn = _start_trampoline(stdout, stderr, handed, supervision.environ)
         async with owned_process(spawn) as process:
             try:
                 listener = await _handover(process, report_r)
@@ -110,7 +114,7 @@ async def contained_process(
 
 
 async def _start_trampoline(
-    stdout: int, stderr: int, handed: tuple[int, int, int]
+    stdout: int, stderr: int, handed: tuple[int, int, int], environ: Mapping[str, str]
 ) -> asyncio.subprocess.Process:
     """Start the trampoline with the config memfd, the report pipe's write end and the ack
     pipe's read end (in that order on its command line), which are closed here once it has
@@ -120,7 +124,7 @@ async def _start_trampoline(
             *engine_argv(),
             TRAMPOLINE,
             *map(str, handed),
-            env=host_environ(os.environ),
+            env=host_environ(environ),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,

@@ -1,5 +1,6 @@
-"""What one flow knows about where it runs, derived once from the environment, the suite and
-the spec, and handed to every part of the flow that needs it instead of the raw environment.
+"""What one flow knows about where it runs, derived once, when the flow is opened, from the
+environment, the suite and the spec, and handed to every part of the flow that needs it
+(the strategy, the agent driver, the judge, the record's guard) instead of the raw environment.
 
 The environment is the snapshot taken when the flow was opened: the agent, the judge and the
 record's secrets all see the same values, whatever changes in `os.environ` while it runs.
@@ -11,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from flowproof.engine.judge import declared_secrets
+from flowproof.assertions.secrets import SecretLeakAssertion
 from flowproof.engine.workdir import agent_cwd
-from flowproof.matching.rules import RequestRules
+from flowproof.errors import ConfigError
 from flowproof.redaction import record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
@@ -25,14 +26,17 @@ class FlowContext:
     suite: Suite | None
     environ: Mapping[str, str]
     """The environment flowproof was given, read once."""
-    rules: RequestRules
-    """`normalize:` and `ignore_fields:`, the suite's then the spec's, with their facts."""
-    secrets: Mapping[str, str]
-    """The declared secrets (assert_no_secret_leak), by variable name."""
     record_keys: Mapping[str, str]
     """The record key variables that are set: never stored, never shown."""
     cwd: Path | None
     """The agent's working directory; None: flowproof's own."""
+
+    @property
+    def secrets(self) -> dict[str, str]:
+        """The declared secrets (assert_no_secret_leak), by variable name; a ConfigError for
+        one that is not set. Checked when first read, not when the flow is opened: a flow
+        that cannot start (its trace is missing) says so before it names an unset secret."""
+        return declared_secrets(self.loaded, self.environ)
 
     @property
     def never_stored(self) -> dict[str, str]:
@@ -40,19 +44,30 @@ class FlowContext:
 
 
 def flow_context(
-    loaded: LoadedSpec,
-    suite: Suite | None,
-    environ: Mapping[str, str],
-    rules: RequestRules,
+    loaded: LoadedSpec, suite: Suite | None, environ: Mapping[str, str]
 ) -> FlowContext:
-    """Raises a ConfigError for a declared secret that is not set, a SpecError for an
-    `agent.cwd` that is not a directory."""
+    """Raises a SpecError for an `agent.cwd` that is not a directory."""
     return FlowContext(
         loaded=loaded,
         suite=suite,
         environ=environ,
-        rules=rules,
-        secrets=declared_secrets(loaded, environ),
         record_keys=record_keys(environ),
         cwd=agent_cwd(loaded, environ),
     )
+
+
+def declared_secrets(loaded: LoadedSpec, environ: Mapping[str, str]) -> dict[str, str]:
+    """name → value for every variable an assert_no_secret_leak step names. An unset one is a
+    configuration error: a scan for nothing would pass vacuously."""
+    values = {}
+    for step in loaded.assertions:
+        if isinstance(step.assertion, SecretLeakAssertion):
+            for name in step.assertion.names:
+                if not environ.get(name):
+                    raise ConfigError(
+                        f"{loaded.path}:{step.ref.line}: assert_no_secret_leak names "
+                        f"{name}, which is not set (or empty) in the environment; "
+                        "an unset secret cannot be checked"
+                    )
+                values[name] = environ[name]
+    return values

@@ -35,7 +35,7 @@ from flowproof.drivers.env import (
     WITHOUT_V1,
     wire_agent,
 )
-from flowproof.engine.context import FlowContext
+from flowproof.engine.context import FlowContext, flow_context
 from flowproof.engine.drive import DriveResult
 from flowproof.engine.replayability import (
     Finding,
@@ -228,7 +228,9 @@ async def run_doctor(
         seen.contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
         return DriveResult(seen.agent)
 
-    await run_flow(_doctor_spec(command, prompt, timeout, servers), canned, agent=agent)
+    # Doctor is a front door of its own (it has no spec file): the environment is read here.
+    context = flow_context(_doctor_spec(command, prompt, timeout, servers), None, dict(os.environ))
+    await run_flow(context, canned, agent=agent)
     assert seen.agent is not None and canned.traffic is not None  # the agent always runs
     traffic, agent_env = canned.traffic, seen.agent_env
     now = datetime.now().astimezone()

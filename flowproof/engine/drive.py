@@ -47,7 +47,7 @@ async def drive(
         return DriveResult(triggered, egress=egress)
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
-    launcher = await _launcher(egress)
+    launcher = await _launcher(egress, environ)
     cwd = context.cwd
     outcome = await run_command(
         command, env, agent.timeout, stop, launcher, cwd=None if cwd is None else str(cwd)
@@ -63,7 +63,7 @@ def agent_wiring(context: FlowContext, port: int, tool_boundary: McpBoundary) ->
     return wire_agent(context.environ, port, tool_boundary, prompt, spec_env)
 
 
-async def _launcher(egress: EgressSession | None) -> Launcher:
+async def _launcher(egress: EgressSession | None, environ: Mapping[str, str]) -> Launcher:
     if egress is None or not egress.contained or egress.policy is None:
         return PLAIN
     from flowproof.containment.pins import PinnedPolicy
@@ -73,7 +73,7 @@ async def _launcher(egress: EgressSession | None) -> Launcher:
     # Declared host names are resolved now, before the agent starts, and pinned.
     pinned = await asyncio.to_thread(PinnedPolicy, egress.policy)
     egress.unresolved = pinned.unresolved()
-    return SeccompLauncher(Supervision(pinned, egress.findings))
+    return SeccompLauncher(Supervision(pinned, egress.findings, environ))
 
 
 async def _before_each(

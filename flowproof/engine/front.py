@@ -1,13 +1,14 @@
 """The front door: one spec file in, its outcome and its flow record out.
 
-    open_flow: find the suite → load the spec → keep flowproof's files out of `agent.cwd`
-               → the strategy (record or replay)
+    open_flow: find the suite → load the spec → the flow's context (engine/context.py)
+               → keep flowproof's files out of `agent.cwd` → the strategy (record or replay)
     run_opened: run_flow → the flow's secrets join the shared redactor → its flow record
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
 pytest items, the in-process fixture — so each gets the same guard, the same redaction and the
-same record. `os.environ` is read once, when the flow is opened.
+same record. `os.environ` is read once, when the flow is opened, into the flow's context, which
+the strategy, the agent driver and the judge read instead.
 """
 
 from __future__ import annotations
@@ -18,17 +19,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flowproof.engine.context import FlowContext, flow_context
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.run import AgentDriver, run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
-from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
+from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
-from flowproof.spec.suite import Suite, find_suite
+from flowproof.spec.suite import find_suite
 from flowproof.trace.store import trace_path_for
 
 
@@ -48,15 +50,18 @@ class RunOptions:
 class OpenedFlow:
     """A flow ready to run: its spec loaded and checked, its strategy built."""
 
-    loaded: LoadedSpec
-    suite: Suite | None
+    context: FlowContext
+    """The environment as it was when the flow was opened, read once, the suite and the spec."""
     strategy: Strategy
-    environ: dict[str, str]
-    """The environment as it was when the flow was opened, read once."""
     runs_root: Path
     mode: Mode
     started: float = field(default_factory=time.monotonic)
     begun: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def loaded(self) -> LoadedSpec:
+        """The spec, which the CLI reads while the flow waits (its fixed port, its name)."""
+        return self.context.loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +80,17 @@ def open_flow(path: Path, options: RunOptions) -> OpenedFlow:
     root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
     suite = find_suite(path, Path.cwd())
     loaded = load_spec(path)
+    context = flow_context(loaded, suite, environ)
     writes = [("its trace", trace_path_for(path)), ("the run records", root)]
-    refuse_writes_inside(loaded, agent_cwd(loaded, environ), Path.cwd(), writes)
+    refuse_writes_inside(loaded, context.cwd, Path.cwd(), writes)
     started = time.monotonic()
-    strategy = strategy_for(options.mode, loaded, environ, options.keep_matching)
-    return OpenedFlow(loaded, suite, strategy, environ, root, options.mode, started)
+    strategy = strategy_for(options.mode, context, options.keep_matching)
+    return OpenedFlow(context, strategy, root, options.mode, started)
 
 
 async def run_opened(opened: OpenedFlow, agent: AgentDriver | None = None) -> FlowRun:
     """`agent`: how the agent is driven (a command or a `url:` service unless given)."""
-    outcome = await run_flow(opened.loaded, opened.strategy, opened.environ, opened.suite, agent)
+    outcome = await run_flow(opened.context, opened.strategy, agent)
     # From here on nothing flowproof shows or writes may carry the flow's declared secrets.
     REDACT.hide_all(outcome.secrets)
     record = flow_record(outcome, opened.loaded, time.monotonic() - opened.started)

@@ -10,15 +10,14 @@ answers from, how many turns the flow must serve, and whether a passing flow min
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
-from flowproof.engine.context import FlowContext, flow_context
+from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult, drive
 from flowproof.engine.environment import request_rules
 from flowproof.engine.judge import judge
@@ -30,7 +29,6 @@ from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
 from flowproof.redaction import Redactor
 from flowproof.spec.load import LoadedSpec
-from flowproof.spec.suite import Suite
 from flowproof.trace.lint import rules_for
 from flowproof.traffic import Traffic
 
@@ -46,19 +44,15 @@ Each wires the agent with drivers/env.wire_agent."""
 
 
 async def run_flow(
-    loaded: LoadedSpec,
-    strategy: Strategy,
-    environ: Mapping[str, str] | None = None,
-    suite: Suite | None = None,
-    agent: AgentDriver | None = None,
+    context: FlowContext, strategy: Strategy, agent: AgentDriver | None = None
 ) -> FlowOutcome:
-    environ = dict(os.environ if environ is None else environ)
+    loaded, suite, environ = context.loaded, context.suite, context.environ
     spec = loaded.spec
-    rules = request_rules(loaded, suite, environ)  # `normalize:` and `ignore_fields:`
+    # `normalize:` and `ignore_fields:`, with today's facts measured as the flow starts.
+    rules = request_rules(loaded, suite, environ)
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
-    context = flow_context(loaded, suite, environ, rules)
-    secret_values = context.secrets
+    secret_values = context.secrets  # an unset declared secret fails here, after the above
     traffic = Traffic()
     runner: Server | None = None
     try:
@@ -93,7 +87,7 @@ async def run_flow(
         # the same failure again as a cascade of missing calls.
         bodies = lanes.all_bodies(served)
         egress = driven.egress.evidence() if driven.egress else None
-        verdicts = judge(loaded, trajectory, bodies, environ, secret_values, egress)
+        verdicts = judge(context, trajectory, bodies, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
         lint_rules = rules_for(suite.settings if suite else None, secret_values)

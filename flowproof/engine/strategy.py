@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flowproof import __version__
+from flowproof.engine.context import FlowContext
 from flowproof.engine.lanes import check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
@@ -25,8 +26,6 @@ from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
-from flowproof.redaction import record_keys
-from flowproof.spec.load import LoadedSpec
 from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
@@ -175,18 +174,18 @@ class Record:
         return self.trace_path
 
 
-def strategy_for(
-    mode: Mode, loaded: LoadedSpec, environ: Mapping[str, str], keep_matching: bool = False
-) -> Strategy:
+def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) -> Strategy:
+    loaded, credentials = context.loaded, context.record_keys
     trace_path = trace_path_for(loaded.path)
-    credentials = record_keys(environ)
     if mode is Mode.REPLAY:
         return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
     try:
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    return Record(trace_path, Upstream.from_environ(environ), previous, keep_matching=keep_matching)
+    return Record(
+        trace_path, Upstream.from_environ(context.environ), previous, keep_matching=keep_matching
+    )
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:

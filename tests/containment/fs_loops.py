@@ -51,7 +51,9 @@ AGENT = textwrap.dedent("""\
 
 def observe(root: Path, port: int) -> dict[str, object]:
     findings = Findings()
-    launcher = SeccompLauncher(Supervision(PinnedPolicy(Policy((), {})), findings))
+    launcher = SeccompLauncher(
+        Supervision(PinnedPolicy(Policy((), {})), findings, dict(os.environ))
+    )
     quoted = "'" + AGENT.replace("'", "'\\''") + "'"
     command = f"{sys.executable} -c {quoted} {root} {port}"
     outcome = asyncio.run(run_command(command, dict(os.environ), 60.0, asyncio.Event(), launcher))

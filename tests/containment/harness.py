@@ -24,7 +24,7 @@ from flowproof.drivers.launch import SeccompLauncher
 async def contained(command: list[str], allow: list[str], timeout: float) -> dict:
     policy = PinnedPolicy(Policy(tuple(parse_entry(entry) for entry in allow), {}))
     findings = Findings()
-    launcher = SeccompLauncher(Supervision(policy, findings))
+    launcher = SeccompLauncher(Supervision(policy, findings, dict(os.environ)))
     shell = " ".join(command) if len(command) == 1 else _quote(command)
     outcome = await run_command(shell, dict(os.environ), timeout, asyncio.Event(), launcher)
     return {

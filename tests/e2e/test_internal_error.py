@@ -37,10 +37,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         shutil.copyfile(V1 / f"{FIXTURE}.trace.json", specs / f"{name}.trace.json")
     real = front.run_flow
 
-    async def crashing(loaded: Any, *args: Any, **kwargs: Any) -> Any:
-        if loaded.path.name == "b.yaml":
+    async def crashing(context: Any, *args: Any, **kwargs: Any) -> Any:
+        if context.loaded.path.name == "b.yaml":
             raise KeyError("a bug in flowproof")
-        return await real(loaded, *args, **kwargs)
+        return await real(context, *args, **kwargs)
 
     monkeypatch.setattr(front, "run_flow", crashing)
     monkeypatch.chdir(tmp_path)

@@ -10,6 +10,7 @@ import pytest
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.engine.context import flow_context
 from flowproof.engine.judge import judge
 from flowproof.errors import SpecError
 from flowproof.spec.load import LoadedSpec, load_spec
@@ -48,7 +49,7 @@ BODIES = (Body("turn 1 request", {"content": "my password is pw-1"}),)
 
 def test_verdicts_come_in_spec_order_with_strict_last(tmp_path: Path) -> None:
     loaded = load(tmp_path, SPEC)
-    verdicts = judge(loaded, TRAJECTORY, BODIES, {}, {"DB_PASSWORD": "pw-1"})
+    verdicts = judge(flow_context(loaded, None, {"DB_PASSWORD": "pw-1"}), TRAJECTORY, BODIES)
     assert [(v.kind, v.passed) for v in verdicts] == [
         ("assert_no_secret_leak", False),
         ("assert_tool_call", True),
@@ -67,14 +68,14 @@ def test_verdicts_come_in_spec_order_with_strict_last(tmp_path: Path) -> None:
 
 def test_strict_judges_a_flow_without_assertion_steps(tmp_path: Path) -> None:
     loaded = load(tmp_path, SPEC.split("  - assert_no_secret_leak")[0])
-    [verdict] = judge(loaded, TRAJECTORY, (), {}, {})
+    [verdict] = judge(flow_context(loaded, None, {}), TRAJECTORY, ())
     assert verdict.kind == "strict" and not verdict.passed
 
 
 def test_an_unset_variable_in_a_value_is_a_spec_error_at_its_line(tmp_path: Path) -> None:
     loaded = load(tmp_path, SPEC.replace("reply contains booked", "reply contains ${CITY}"))
     with pytest.raises(SpecError) as raised:
-        judge(loaded, TRAJECTORY, BODIES, {}, {"DB_PASSWORD": "x"})
+        judge(flow_context(loaded, None, {"DB_PASSWORD": "x"}), TRAJECTORY, BODIES)
     assert str(raised.value) == (
         f"{loaded.path}:10: step 4 (assert): ${{CITY}} is used by the spec but is not set in "
         "the environment; set it before running flowproof, or take the reference out of the step"
