@@ -4,7 +4,7 @@ A trace and a flow's Traffic hold named lanes of entries (trace/model.py). What 
 belongs to its lane's kind (trace/kinds.py, the one registry): how it is written to a trace,
 which bodies the secret scan reads, how the run record's timeline shows it, what
 `record --diff` says changed, and what it adds to the trajectory the assertions judge. The
-model boundary's kind lives beside its turns (trace/model_kind.py), the MCP tool boundary's
+model boundary's kind lives beside its turns (proxy/kind.py), the MCP tool boundary's
 beside its entries (mcp/kind.py).
 """
 
@@ -17,10 +17,10 @@ from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.errors import TraceError
 from flowproof.lanes import MODEL_LANE
-from flowproof.runrecord.model import TimelineRow
 
 # Imported so that whoever holds the engine's lane helpers holds the model lane's kind too.
-from flowproof.trace import model_kind  # noqa: F401
+from flowproof.proxy import kind as model_kind  # noqa: F401
+from flowproof.runrecord.model import TimelineRow
 from flowproof.trace.kinds import LaneKind, kind_named
 from flowproof.trace.model import Lane, Trace
 from flowproof.trace.trajectory import build_trajectory

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from flowproof.assertions.trajectory import ExecutedCall, Trajectory
     from flowproof.trace.model import Lane
 
-KIND_MODULES = ("flowproof.trace.model_kind", "flowproof.mcp.kind")
+KIND_MODULES = ("flowproof.proxy.kind", "flowproof.mcp.kind")
 """The modules whose import registers the built-in lane kinds (the model's, then MCP's)."""
 
 Document = dict[str, Any]

@@ -264,7 +264,7 @@ def make_mcp_call(
     mocked: bool = False,
     server: str = "files",
 ) -> dict[str, Any]:
-    """A timeline row of lane `mcp.<server>` for a call (as engine/lanes.py writes it)."""
+    """A timeline row of lane `mcp.<server>` for a call (as the MCP lane's kind, mcp/kind.py, writes it)."""
     return {
         "lane": f"mcp.{server}",
         "server": server,

@@ -1,4 +1,5 @@
-"""The model lane's kind: everything flowproof does with the `model` lane's turns, in one plugin.
+"""The model lane's kind: everything flowproof does with the `model` lane's turns, in one plugin,
+kept with the model boundary as mcp/kind.py is kept with the tool boundary.
 
 A turn is written to a trace as `{"dialect", "request", "response"}`; a loaded lane is refused
 when a turn names a dialect this flowproof does not know; the secret scan reads both bodies;
@@ -6,7 +7,7 @@ the run record shows one timeline row per turn from its parsed facts (trace/mode
 `record --diff` and the trajectory read the main conversation (trace/trajectory.py,
 trace/tracediff.py). Registered by defining it (trace/kinds.py lists this module among its
 built-in kinds). Which turn replay serves is the matching's business (matching/match.py),
-chosen by the engine's strategy, so this module stays below the matching.
+chosen by the engine's strategy.
 """
 
 from __future__ import annotations
