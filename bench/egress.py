@@ -112,7 +112,7 @@ def _listener() -> int:
 
 
 def _contained() -> Launcher:
-    return SeccompLauncher(Supervision(PinnedPolicy(Policy((), {})), Findings()))
+    return SeccompLauncher(Supervision(PinnedPolicy(Policy((), {})), Findings(), dict(os.environ)))
 
 
 async def _measure(argv: list[str], launcher: Launcher) -> float:
