@@ -62,3 +62,15 @@ def test_lint_allows_the_client_in_the_forward_backend() -> None:
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stdout
+
+
+def test_the_run_path_imports_no_template_engine() -> None:
+    """A run prints its summary and reads the lane kinds' views on every flow, but renders a
+    report only when asked: jinja2 loads with the first report, not at start-up."""
+    probe = (
+        "import sys, flowproof.cli.flows, flowproof.engine.run, flowproof.trace.kinds as kinds\n"
+        "kinds.kind_named('mcp')\n"
+        "print([m for m in sys.modules if m.split('.')[0] == 'jinja2'])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
