@@ -6,7 +6,8 @@ one timeline row per entry (`McpTimelineEntry`, with its rewrite of older record
 the HTML and markdown reports one lane view per server; `record --diff` compares the calls the
 agent made; and every answered `tools/call` is a call EXECUTED at the tool boundary for
 `<server>/<tool>` steps, whose control lane is `mcp.<server>`.
-Registered by defining it (trace/kinds.py lists this module among its built-in kinds).
+Registered by defining it (trace/kinds.py lists this module, and its row type in mcp/rows.py,
+among its built-in kinds).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
+from flowproof.mcp.rows import McpTimelineEntry
 from flowproof.report.view import McpEventView, McpLaneView, block
-from flowproof.runrecord.model import McpTimelineEntry
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
@@ -40,7 +41,6 @@ class McpLaneKind(LaneKind):
     notifications and server requests re-emitted at their anchors, never matched."""
 
     kind = "mcp"
-    row_model = McpTimelineEntry
 
     def encode(self, entry: Entry) -> Document:
         if isinstance(entry, Call):

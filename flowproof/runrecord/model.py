@@ -12,21 +12,19 @@ document before it is written, and prompts are stored as the spec wrote them (`$
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag
+from pydantic import Discriminator, Tag
 
 from flowproof.lanes import MODEL_LANE
-from flowproof.trace.kinds import kind_named
+from flowproof.runrecord.base import LaneRow
+from flowproof.runrecord.base import RecordModel as _Model
+from flowproof.trace.kinds import row_types
 
 FORMAT_VERSION: Literal[3] = 3
 """Bump when the layout changes, and add a migration in runrecord/migrate.py."""
 
 FlowVerdict = Literal["pass", "fail"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ToolCallRecord(_Model):
@@ -65,62 +63,38 @@ class TimelineEntry(_Model):
     """The model's text in this turn; None when it answered with tool calls only."""
 
 
-class McpTimelineEntry(_Model):
-    """One entry of an MCP server's lane (`mcp.<server>`): a call the agent made and its
-    answer, a notification the server sent, or a request the server sent the agent. The lane
-    has no clock shared with the model turns: its rows are in the lane's own order."""
-
-    lane: str
-    """`mcp.<server>`."""
-    server: str
-    """The server's name in the spec's `mcp:` block."""
-    entry: int
-    """1-based position among the lane's entries."""
-    kind: Literal["call", "notification", "server_request"]
-    """A call from the agent, a notification from the server, or a request from the server
-    (sampling, elicitation, roots) with the agent's answer."""
-    call: int | None = None
-    """For a call: its 1-based number among the lane's calls (what a divergence's "call N"
-    and "recorded call K" count, and what `executed` links to); None otherwise."""
-    method: str
-    """The JSON-RPC method (`tools/call`, `initialize`, `notifications/progress`, ...)."""
-    tool: str | None = None
-    """For `tools/call`: the tool's name."""
-    arguments: Any = None
-    """For `tools/call`: the tool's arguments; otherwise the message's `params`. None when it
-    has none."""
-    result: Any = None
-    """The answer's `result` (a call's, or the agent's to a server request); None when the
-    answer is an error or the entry is a notification."""
-    error: Any = None
-    """The answer's JSON-RPC `error` object; None when it succeeded."""
-    mocked: bool = False
-    """Answered by flowproof from the spec's `result:`/`results:`; the real server never saw
-    the call, in either phase."""
-    after: int | None = None
-    """For a notification or server request: the calls answered on the lane when it crossed
-    (where replay re-emits it); None for a call."""
+_ROW_TYPES = row_types()
+"""(kind, row type) of every lane kind with run-record rows of its own."""
 
 
 def _timeline_kind(row: Any) -> str:
-    """The tag of a row's type: its lane's kind when that kind has rows of its own (the
-    registry says so, `LaneKind.row_model`); otherwise the model turn's."""
+    """The tag of a row's type: its lane's kind when that kind has rows of its own;
+    otherwise the model turn's."""
     lane = row.get("lane", MODEL_LANE) if isinstance(row, dict) else getattr(row, "lane", None)
     kind, dot, _ = str(lane or MODEL_LANE).partition(".")
-    registered = kind_named(kind) if dot else None
-    return kind if registered is not None and registered.row_model is not None else MODEL_LANE
+    return kind if dot and kind in dict(_ROW_TYPES) else MODEL_LANE
 
 
-TimelineRow = Annotated[
-    Annotated[TimelineEntry, Tag("model")] | Annotated[McpTimelineEntry, Tag("mcp")],
-    Discriminator(_timeline_kind),
-]
-"""A timeline row: a model turn, or an MCP lane's entry (told apart by the lane's kind).
+def _timeline_row() -> Any:
+    """The union of every row type a timeline may hold, told apart by the lane's kind."""
+    members = [Annotated[TimelineEntry, Tag(MODEL_LANE)]]
+    members += [Annotated[row, Tag(kind)] for kind, row in _ROW_TYPES]
+    if len(members) == 1:
+        return TimelineEntry
+    return Annotated[Union[tuple(members)], Discriminator(_timeline_kind)]  # noqa: UP007
 
-The members are named here, not gathered from the registry: pydantic builds the validator and
-the published JSON Schema when this module is defined, and the schema must describe every
-row a record may hold without loading any lane kind. A kind with rows of its own adds its
-row type here, tagged with its kind, and names it as its `row_model`."""
+
+if TYPE_CHECKING:
+    TimelineRow = TimelineEntry | LaneRow
+else:
+    TimelineRow = _timeline_row()
+"""A timeline row: a model turn, or an entry of a lane whose kind has rows of its own (an MCP
+lane's: mcp/rows.py).
+
+The members are gathered from the lane kinds' registrations (trace/kinds.py) when this module
+is defined: pydantic builds the validator and the published JSON Schema then, and the schema
+must describe every row a record may hold. A row type is named by its registration, not by its
+kind's class, so building the run record's model never loads a kind's behaviour."""
 
 
 class DivergenceRecord(_Model):

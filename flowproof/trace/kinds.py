@@ -9,9 +9,11 @@ assertions judge, and which lane a `<server>/<tool>` step reports. A kind regist
 subclassing `LaneKind` once, in its own module.
 
 This module sits low (trace/, runrecord/ and report/ may ask it) and names no kind's module
-in an import statement: the modules that define the built-in kinds are listed once, in
-`KIND_MODULES`, and imported on the first lookup, so reading a trace never needs the caller
-to have imported the right boundary first, and start-up pays for them only when it must.
+in an import statement: each built-in kind is registered once, in `BUILT_IN_KINDS`, by the
+module that defines it (imported on the first lookup, so reading a trace never needs the
+caller to have imported the right boundary first, and start-up pays for it only when it must)
+and, when its entries have run-record rows of their own, by that row type (which the run
+record's model gathers when it is defined; runrecord/model.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from flowproof._registry import refuse_clash
@@ -29,8 +32,26 @@ if TYPE_CHECKING:
     from flowproof.assertions.trajectory import ExecutedCall, Trajectory
     from flowproof.trace.model import Lane
 
-KIND_MODULES = ("flowproof.proxy.kind", "flowproof.mcp.kind")
-"""The modules whose import registers the built-in lane kinds (the model's, then MCP's)."""
+
+@dataclass(frozen=True, slots=True)
+class KindRegistration:
+    """Where a lane kind lives: all flowproof needs to find it."""
+
+    kind: str
+    module: str
+    """The module whose import registers the kind (it defines the `LaneKind` subclass)."""
+    rows: str | None = None
+    """`module:Class` of the run record's row type for the kind's entries, when they have rows
+    of their own; None when they are read as model turns' rows. Named apart from the kind's
+    behaviour: the run record's model gathers it when it is defined, and a kind's behaviour
+    reads the run record's model in turn."""
+
+
+BUILT_IN_KINDS = (
+    KindRegistration(MODEL_LANE, "flowproof.proxy.kind"),
+    KindRegistration("mcp", "flowproof.mcp.kind", rows="flowproof.mcp.rows:McpTimelineEntry"),
+)
+"""The built-in lane kinds, the model's first. A new kind is one more line here."""
 
 Document = dict[str, Any]
 
@@ -61,14 +82,9 @@ class LaneKind:
         """Every body the secret scan reads, labelled for its messages."""
         raise NotImplementedError
 
-    row_model: ClassVar[type | None] = None
-    """The run record's row type for this kind's entries, when it has one of its own; None
-    when they are read as model turns' rows. The type must be a member of the run record's
-    timeline union (runrecord/model.py), which pydantic and the published schema need whole
-    when the model is defined."""
-
     def timeline(self, lane: Lane) -> Sequence[Any]:
-        """The run record's rows for the lane's entries (of `row_model`), in the lane's order."""
+        """The run record's rows for the lane's entries (of the row type its registration
+        names, or model turns' rows), in the lane's order."""
         raise NotImplementedError
 
     def migrate_rows(self, rows: list[Document], to_format: int) -> list[Document]:
@@ -128,12 +144,23 @@ def tool_lane(server: str) -> str | None:
     )
 
 
+def row_types() -> list[tuple[str, type]]:
+    """(kind, row type) of every built-in kind whose entries have run-record rows of their own,
+    in registration order; imports the row types' modules only."""
+    found = []
+    for registration in BUILT_IN_KINDS:
+        if registration.rows is not None:
+            module, _, name = registration.rows.partition(":")
+            found.append((registration.kind, getattr(importlib.import_module(module), name)))
+    return found
+
+
 def _load_builtin_kinds() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        for module in KIND_MODULES:
-            importlib.import_module(module)
+        for registration in BUILT_IN_KINDS:
+            importlib.import_module(registration.module)
 
 
 class Malformed(Exception):

@@ -14,7 +14,8 @@ from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.runrecord import flow_record
 from flowproof.lanes import MODEL_LANE
 from flowproof.mcp.lane import Call, Notice, ServerRequest
-from flowproof.runrecord.model import McpTimelineEntry, RunRecord, TimelineEntry
+from flowproof.mcp.rows import McpTimelineEntry
+from flowproof.runrecord.model import RunRecord, TimelineEntry
 from flowproof.runrecord.store import load_run_record, parse_run_record
 from flowproof.spec.load import load_spec
 from flowproof.trace.model import Lane

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,8 +122,8 @@ def test_a_new_lane_kinds_rows_are_drawn_in_the_report_by_the_kind(
     record = parse_run_record(make_record([make_flow()]), "report.json")
     flow = record.flows[0]
     rows = [*flow.timeline, *lanes.timeline(_trace().lanes)[1:]]
-    # The toy's rows have no member in the run record's timeline union (a real kind adds
-    # one there); copied in unvalidated, they show what the report does with them.
+    # The toy's rows are registered by no entry of BUILT_IN_KINDS here (the next test shows
+    # that registration); copied in unvalidated, they show what the report does with them.
     record = record.model_copy(update={"flows": [flow.model_copy(update={"timeline": rows})]})
     view = build_view(record).flows[0]
     assert [lane.lane for lane in view.mcp_lanes] == ["browser.chrome"]
@@ -133,3 +138,62 @@ def test_a_kind_unknown_to_the_registry_is_refused_naming_the_known_ones() -> No
     with pytest.raises(TraceError) as raised:
         decode(text, "t.json")
     assert "(known: model, mcp)" in str(raised.value)
+
+
+TOY_KIND_MODULE = """
+from typing import Any
+from flowproof.runrecord.base import LaneRow
+from flowproof.trace import kinds
+
+class ClickRow(LaneRow):
+    \"\"\"A toy browser lane's timeline row.\"\"\"
+    selector: str
+
+class BrowserLane(kinds.LaneKind):
+    kind = "browser"
+
+    def lane_view(self, lane: str, rows: Any, diverged: bool) -> Any:
+        from flowproof.report.view import McpLaneView
+        phrase = f"{lane}: clicked " + ", ".join(row.selector for row in rows)
+        return McpLaneView(lane, "chrome", [], 0, 0, 0, phrase, diverged)
+"""
+
+REGISTERED_AND_RECORDED = """
+import json, sys
+from flowproof.trace import kinds
+kinds.BUILT_IN_KINDS += (
+    kinds.KindRegistration("browser", "toy_browser", rows="toy_browser:ClickRow"),
+)
+from flowproof.report import render
+from flowproof.runrecord.schema import render_schema
+from flowproof.runrecord.store import parse_run_record
+from toy_browser import ClickRow
+
+record = parse_run_record(json.loads(sys.stdin.read()), "report.json")
+rows = record.flows[0].timeline
+assert [type(row).__name__ for row in rows] == ["TimelineEntry", "ClickRow"], rows
+assert '"ClickRow"' in render_schema()
+print(render.render_html(record))
+"""
+
+
+def test_a_kind_with_rows_of_its_own_joins_the_run_record_by_its_registration_alone(
+    tmp_path: Path,
+) -> None:
+    """A kind whose entries have their own run-record rows: its module and one registration
+    line, and a run record holding its rows validates, is in the schema and is drawn."""
+    (tmp_path / "toy_browser.py").write_text(TOY_KIND_MODULE)
+    flow = make_flow()
+    row = {"lane": "browser.chrome", "selector": "#buy"}
+    flow["timeline"] = [*flow["timeline"][:1], row]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    result = subprocess.run(
+        [sys.executable, "-c", REGISTERED_AND_RECORDED],
+        input=json.dumps(make_record([flow])),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "browser.chrome: clicked #buy" in result.stdout
