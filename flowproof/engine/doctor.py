@@ -35,15 +35,15 @@ from flowproof.drivers.env import (
     WITHOUT_V1,
     wire_agent,
 )
-from flowproof.engine.context import FlowContext, flow_context
+from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult
+from flowproof.engine.front import RunOptions, run_spec
 from flowproof.engine.replayability import (
     Finding,
     environment_facts,
     find_hazards,
     suggested_lines,
 )
-from flowproof.engine.run import run_flow
 from flowproof.engine.strategy import Replay
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
@@ -208,7 +208,7 @@ async def run_doctor(
     `env`: `--env NAME=VALUE` pairs, applied last like a spec's `agent.env`; they and `command`
     may use `${VAR}` and the `${flowproof.*}` handles.
 
-    The agent runs through the same pipeline as a flow (engine/run.py), with the canned
+    The agent runs through the same front door as a flow (engine/front.py), with the canned
     strategy: every model call gets one fixed answer, every MCP server a stand-in."""
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
@@ -228,9 +228,10 @@ async def run_doctor(
         seen.contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
         return DriveResult(seen.agent)
 
-    # Doctor is a front door of its own (it has no spec file): the environment is read here.
-    context = flow_context(_doctor_spec(command, prompt, timeout, servers), None, dict(os.environ))
-    await run_flow(context, canned, agent=agent)
+    # The spec is made in memory: it has no file, so no suite, and the flow writes nothing.
+    await run_spec(
+        _doctor_spec(command, prompt, timeout, servers), RunOptions(strategy=canned), agent
+    )
     assert seen.agent is not None and canned.traffic is not None  # the agent always runs
     traffic, agent_env = canned.traffic, seen.agent_env
     now = datetime.now().astimezone()

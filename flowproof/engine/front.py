@@ -1,4 +1,4 @@
-"""The front door: one spec file in, its outcome and its flow record out.
+"""The front door: one spec in, its outcome and its flow record out.
 
     open_flow: find the suite → load the spec → the flow's context (engine/context.py)
                → keep flowproof's files out of `agent.cwd` → the strategy (record or replay)
@@ -6,9 +6,10 @@
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
-pytest items, the in-process fixture — so each gets the same guard, the same redaction and the
-same record. `os.environ` is read once, when the flow is opened, into the flow's context, which
-the strategy, the agent driver and the judge read instead.
+pytest items, the in-process fixture, and doctor (a spec made in memory, run with a canned
+strategy of its own) — so each gets the same guard, the same redaction and the same record.
+`os.environ` is read once, when the flow is opened, into the flow's context, which the
+strategy, the agent driver and the judge read instead.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class RunOptions:
     runs_root: Path | None = None
     """Where the run records go; None: `runs_dir(None, environ)` (.flowproof/runs/ or
     FLOWPROOF_RUNS_DIR), as `flowproof run` without --runs-dir."""
+    strategy: Strategy | None = None
+    """A strategy of the caller's own instead of the mode's: doctor's, which answers every
+    model call with canned text and writes nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +77,23 @@ class FlowRun:
     opened: OpenedFlow
 
 
-def open_flow(path: Path, options: RunOptions) -> OpenedFlow:
-    """Raises a FlowproofError (a configuration problem) when the flow cannot run at all."""
+def open_flow(source: Path | LoadedSpec, options: RunOptions) -> OpenedFlow:
+    """`source`: a spec file, or a spec made in memory (doctor's), which has no file and so no
+    suite around it. Raises a FlowproofError (a configuration problem) when the flow cannot
+    run at all."""
     environ = dict(os.environ)
     REDACT.hide_record_keys(environ)
     root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
-    suite = find_suite(path, Path.cwd())
-    loaded = load_spec(path)
+    if isinstance(source, LoadedSpec):
+        loaded, suite = source, None
+    else:
+        suite = find_suite(source, Path.cwd())
+        loaded = load_spec(source)
     context = flow_context(loaded, suite, environ)
-    writes = [("its trace", trace_path_for(path)), ("the run records", root)]
+    writes = [("its trace", trace_path_for(loaded.path)), ("the run records", root)]
     refuse_writes_inside(loaded, context.cwd, Path.cwd(), writes)
     started = time.monotonic()
-    strategy = strategy_for(options.mode, context, options.keep_matching)
+    strategy = options.strategy or strategy_for(options.mode, context, options.keep_matching)
     return OpenedFlow(context, strategy, root, options.mode, started)
 
 
@@ -97,8 +106,10 @@ async def run_opened(opened: OpenedFlow, agent: AgentDriver | None = None) -> Fl
     return FlowRun(outcome, record, opened)
 
 
-async def run_spec(path: Path, options: RunOptions, agent: AgentDriver | None = None) -> FlowRun:
-    return await run_opened(open_flow(path, options), agent)
+async def run_spec(
+    source: Path | LoadedSpec, options: RunOptions, agent: AgentDriver | None = None
+) -> FlowRun:
+    return await run_opened(open_flow(source, options), agent)
 
 
 def write_single_run(run: FlowRun) -> Path:
