@@ -42,7 +42,8 @@ def escape_property(text: str) -> str:
 def workflow_command(name: str, message: str, properties: dict[str, str] | None = None) -> str:
     """One line the runner reads as command `name`: `::name key=value,…::message`."""
     given = ",".join(f"{key}={escape_property(value)}" for key, value in (properties or {}).items())
-    return f"{COMMAND_START}{name}{' ' + given if given else ''}{COMMAND_START}{escape_data(message)}"
+    head = f"{name} {given}" if given else name
+    return f"{COMMAND_START}{head}{COMMAND_START}{escape_data(message)}"
 
 
 def starts_command(line: str) -> bool:
