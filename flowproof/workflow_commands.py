@@ -9,6 +9,9 @@ commands are built here with every value escaped as the runner unescapes it, and
 line goes through `defuse`, which sets a line that would start a command behind the same
 `  | ` prefix that agent stderr tails carry.
 
+The runner still reads the older form too, `##[command …]data`, and that one ANYWHERE in a
+line whose start is not a command. No prefix helps there, so `defuse` writes `##[` as `##\\[`.
+
 Pure: strings in, strings out. Nothing here prints.
 """
 
@@ -19,6 +22,9 @@ import re
 
 COMMAND_START = "::"
 """What a line starts with, after leading blanks, for the runner to read it as a command."""
+OLD_COMMAND = "##["
+"""The older command form, which the runner finds anywhere in a line."""
+OLD_COMMAND_SHOWN = "##\\["
 GUARD = "  | "
 """Set before a line that would otherwise start a command: the prefix of a quoted stderr tail."""
 
@@ -48,25 +54,30 @@ def workflow_command(name: str, message: str, properties: dict[str, str] | None 
 
 def starts_command(line: str) -> bool:
     """Whether the runner would read `line` as a workflow command."""
-    return line.lstrip().startswith(COMMAND_START)
+    return line.lstrip().startswith(COMMAND_START) or OLD_COMMAND in line
 
 
 def defuse(text: str) -> str:
-    """`text` with every line that would start a workflow command set behind `GUARD`; other
-    lines, and the line breaks between them, are left exactly as they were. A lone CR ends a
-    line too: the runner splits lines as .NET does, so `abc\\r::warning` is two lines to it."""
+    """`text` with every line that would start a workflow command set behind `GUARD`, and every
+    `##[` written `##\\[`; other lines, and the line breaks between them, are left exactly as
+    they were. A lone CR ends a line too: the runner splits lines as .NET does, so
+    `abc\\r::warning` is two lines to it."""
     parts = _LINE_BREAK.split(text)  # lines at even indexes, the breaks between them at odd
     return "".join(
-        GUARD + part if index % 2 == 0 and starts_command(part) else part
-        for index, part in enumerate(parts)
+        _defuse_line(part) if index % 2 == 0 else part for index, part in enumerate(parts)
     )
+
+
+def _defuse_line(line: str) -> str:
+    line = line.replace(OLD_COMMAND, OLD_COMMAND_SHOWN)
+    return GUARD + line if line.lstrip().startswith(COMMAND_START) else line
 
 
 def quoted(value: str) -> str:
     """A name as shown on a line of flowproof's own (a flow, a spec path, a control id): as it
     is when it is one plain line, JSON-quoted when it holds a line break or another control
     character or could start a command, so the line stays one line that says what it is."""
-    if value.isprintable() and not starts_command(value):
+    if value.isprintable() and not value.lstrip().startswith(COMMAND_START):
         return value
     return json.dumps(value, ensure_ascii=False)
 

@@ -20,7 +20,7 @@ from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
 from tests.upstream.scripted import ScriptedUpstream, text
 
-REPLY = "Booked KQ311.\n::warning title=model::from the model's reply"
+REPLY = "Booked KQ311 ##[warning]the older form.\n::warning title=model::from the model's reply"
 FLOW_NAME = "evil\n::warning title=name::from a flow name"
 CONTROL = "sec.x\n::warning title=control::from a control id"
 BOOKED = "a,title=Pwned,line=99"
@@ -45,10 +45,12 @@ def unescape(value: str) -> str:
 
 def commands_in(result: CliResult, specs: set[str]) -> list[dict[str, str]]:
     """The properties of each of flowproof's own annotations; fails on any other line the
-    runner would take for a command, and on a `file=` that is not one of `specs` exactly."""
+    runner would take for a command (one starting `::`, or holding the older form `##[`
+    anywhere), and on a `file=` that is not one of `specs` exactly."""
     found = []
     for line in runner_lines(result):
         if not line.lstrip().startswith("::"):
+            assert "##[" not in line, f"a line holds an older-form workflow command: {line!r}"
             continue
         ours = _OURS.fullmatch(line)
         assert ours, f"a line starts a workflow command: {line!r}"
@@ -114,6 +116,7 @@ def test_no_output_line_starts_a_workflow_command(
     annotations = commands_in(ran, specs)
     assert {a["file"] for a in annotations} == specs  # one per spec, each file named exactly
     assert guarded(ran, "model") and guarded(ran, "name") and guarded(ran, "file")
+    assert "Booked KQ311 ##\\[warning]the older form." in ran.stderr
     assert "::warning title=model::" in summary.read_text()  # a file, not a runner line
 
     reported = flowproof(
