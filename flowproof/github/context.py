@@ -60,7 +60,8 @@ def comment_body(markdown: str, name: str) -> str:
 
 
 def is_ours(body: str | None, name: str) -> bool:
-    """Whether a comment body is the one this marker names (its first line is the marker)."""
+    """Whether a comment body carries this marker (its first line is the marker). Who wrote the
+    comment is the other half of the test, decided in comment.py."""
     if not body:
         return False
     first = body.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip()
