@@ -320,6 +320,17 @@ def github() -> None:
     is_flag=True,
     help="Edit the earlier comment if there is one; never create one.",
 )
+@click.option(
+    "--author",
+    envvar="FLOWPROOF_COMMENT_AUTHOR",
+    show_envvar=True,
+    default="github-actions[bot]",
+    show_default=True,
+    metavar="LOGIN",
+    help="Who the token posts as, when GitHub will not say (a GitHub Actions or GitHub App "
+    "token; a personal access token's user is asked for). Only that login's comments are "
+    "edited.",
+)
 def github_comment(
     markdown: str,
     marker_name: str,
@@ -327,12 +338,14 @@ def github_comment(
     repo: str | None,
     token: str | None,
     update_only: bool,
+    author: str,
 ) -> None:
     """Create, or edit in place, ONE comment on the pull request, through $GITHUB_API_URL.
 
     A 403 (a fork's read-only token) or an event that is not a pull request prints a notice
-    and exits 0; any other failure exits 2.
+    and exits 0; any other failure exits 2. A comment carrying the marker that someone else
+    wrote is never edited: it is named in the output and flowproof's own is created beside it.
     """
     from flowproof.cli.github import comment_command
 
-    comment_command(markdown, marker_name, pr, repo, token, update_only)
+    comment_command(markdown, marker_name, pr, repo, token, update_only, author)

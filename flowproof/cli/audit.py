@@ -11,6 +11,7 @@ from flowproof.cli.output import out
 from flowproof.files import write_text_atomic
 from flowproof.runrecord.store import runs_dir
 from flowproof.words import plural
+from flowproof.workflow_commands import quoted
 
 
 def audit_command(runs_dir_given: str | None, html: str | None, markdown: str | None) -> None:
@@ -28,8 +29,9 @@ def audit_command(runs_dir_given: str | None, html: str | None, markdown: str | 
         mark = "!" if row.attention else " "
         note = f"  ← {row.attention}" if row.attention else ""
         out(
-            f"{mark} {row.id:<32} {row.verdict.upper():<5} lanes: {', '.join(row.lanes):<28} "
-            f"containment: {row.containment:<12} run {row.run_id}{note}"
+            f"{mark} {quoted(row.id):<32} {row.verdict.upper():<5} "
+            f"lanes: {', '.join(row.lanes):<28} containment: {quoted(row.containment):<12} "
+            f"run {quoted(row.run_id)}{note}"
         )
     # Exit 1 when any control needs attention, so CI can gate on the audit itself.
     sys.exit(1 if any(row.attention for row in rows) else 0)

@@ -2,7 +2,8 @@
 
 Exit 0 when the comment was created, edited, already up to date, or could not be posted for a
 reason that is not the run's fault (not a pull request event; a 403, as a fork's pull request
-gets a read-only token); 2 for anything else, in one line that never holds the token.
+gets a read-only token); 2 for anything else, in one line that never holds the token. A comment
+carrying the marker that another login wrote is named on stderr and left alone.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flowproof.cli.output import out
+from flowproof.cli.output import command, out
 from flowproof.github.context import (
     GitHubError,
     api_base,
@@ -21,6 +22,7 @@ from flowproof.github.context import (
     repository,
 )
 from flowproof.redaction import REDACT
+from flowproof.workflow_commands import quoted
 
 TOKEN_VARIABLE = "GITHUB_TOKEN"
 FORK_HINT = (
@@ -36,6 +38,7 @@ def comment_command(
     repo: str | None,
     token: str | None,
     update_only: bool,
+    author: str,
 ) -> None:
     environ = os.environ
     if token:
@@ -57,7 +60,17 @@ def comment_command(
 
     target = Target(api_base(environ.get("GITHUB_API_URL")), owner, name, number)
     body = comment_body(text, marker_name)
-    result = post_sticky(target, token, body, marker_name, update_only=update_only)
+    if not author.strip():
+        raise GitHubError("--author: give the login the token posts as")
+    result = post_sticky(
+        target, token, body, marker_name, update_only=update_only, author=author.strip()
+    )
+    for planted in result.ignored:
+        out(
+            f"left alone a comment marked {marker(marker_name)} that {quoted(planted.login)} "
+            f"wrote: flowproof edits only comments by {quoted(result.identity)}"
+            + (f": {planted.url}" if planted.url else "")
+        )
     where = f" {result.url}" if result.url else ""
     if result.action is Action.FORBIDDEN:
         notice(
@@ -78,8 +91,7 @@ def notice(message: str) -> None:
     if os.environ.get("GITHUB_ACTIONS") != "true":
         out(message)
         return
-    escaped = REDACT(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    print(f"::notice title=flowproof::{escaped}", flush=True)
+    command("notice", message, {"title": "flowproof"})
 
 
 def _event_path() -> str | None:

@@ -2,7 +2,17 @@
 client beside the record forwarder (proxy/forward.py), and the only one in this package.
 
 It reads EVERY page of the pull request's comments (100 a page, following `Link: rel="next"`),
-takes the first whose first line is the marker, and edits it in place; with none it creates one.
+takes the first whose first line is the marker AND that the token's own identity wrote, and
+edits it in place; with none it creates one. Anyone can write the marker into a comment of
+their own: editing such a comment would put flowproof's results under their name (where they
+can change them), or meet a 403 that reads like a fork's read-only token and post nothing. So a
+marked comment by anyone else is left alone and reported in `Result.ignored`.
+
+Whose comments are ours: the login `GET /user` names, which answers for a personal access
+token; a GitHub Actions token (or a GitHub App's) gets a 403 there, and then it is the login
+given as `author`, by default `github-actions[bot]`, the identity GITHUB_TOKEN posts as. The
+identity is asked for only once a marked comment turns up, so a first run costs no request.
+
 A 403 is an answer, not an error: a fork's pull request gets a read-only token, and the run's
 job summary and report still say everything, so the caller prints a notice and exits 0.
 
@@ -16,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -29,6 +39,8 @@ PER_PAGE = 100
 MAX_PAGES = 1000
 """A guard against a `next` link that never ends (100,000 comments is more than any PR has)."""
 TIMEOUT = aiohttp.ClientTimeout(total=60)
+ACTIONS_BOT = "github-actions[bot]"
+"""The login GitHub Actions' GITHUB_TOKEN posts comments as."""
 _SHOWN = 300
 
 
@@ -62,12 +74,39 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
+class Planted:
+    """A comment that carries the marker but was written by someone else: never edited."""
+
+    login: str
+    """Its author's login, as GitHub gives it."""
+    url: str | None
+    """Its address on github.com."""
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     action: Action
     url: str | None = None
     """The comment's address on github.com (html_url), when there is one."""
     detail: str = ""
     """GitHub's message, for a 403."""
+    identity: str = ""
+    """The login taken as the token's own, when a marked comment made it matter."""
+    ignored: tuple[Planted, ...] = ()
+    """Marked comments read before ours (or all of them, when none is ours), other people's."""
+
+
+@dataclass(slots=True)
+class _Search:
+    """What the pages of comments said: ours (the oldest by us), and others' marked ones."""
+
+    ours: dict[str, Any] | None = None
+    identity: str = ""
+    ignored: list[Planted] = field(default_factory=list)
+
+    def result(self, action: Action, comment: dict[str, Any] | None = None) -> Result:
+        url = _html_url(comment) if comment is not None else None
+        return Result(action, url, identity=self.identity, ignored=tuple(self.ignored))
 
 
 class _Forbidden(Exception):
@@ -77,11 +116,19 @@ class _Forbidden(Exception):
 
 
 def post_sticky(
-    target: Target, token: str, body: str, marker_name: str, *, update_only: bool = False
+    target: Target,
+    token: str,
+    body: str,
+    marker_name: str,
+    *,
+    update_only: bool = False,
+    author: str = ACTIONS_BOT,
 ) -> Result:
-    """Create or edit the one comment `marker_name` marks; `body` already carries the marker."""
+    """Create or edit the one comment `marker_name` marks that the token's identity wrote;
+    `body` already carries the marker. `author` is that identity when GET /user cannot say
+    (a GitHub Actions or GitHub App token)."""
     try:
-        return asyncio.run(_post_sticky(target, token, body, marker_name, update_only))
+        return asyncio.run(_post_sticky(target, token, body, marker_name, update_only, author))
     except _Forbidden as forbidden:
         return Result(Action.FORBIDDEN, detail=forbidden.detail)
     except (aiohttp.ClientError, TimeoutError) as exc:
@@ -90,7 +137,7 @@ def post_sticky(
 
 
 async def _post_sticky(
-    target: Target, token: str, body: str, marker_name: str, update_only: bool
+    target: Target, token: str, body: str, marker_name: str, update_only: bool, author: str
 ) -> Result:
     headers = {
         "Authorization": f"Bearer {token}",
@@ -100,25 +147,28 @@ async def _post_sticky(
     }
     # trust_env: a self-hosted runner reaches its GitHub through HTTPS_PROXY, as the runner does.
     async with aiohttp.ClientSession(headers=headers, timeout=TIMEOUT, trust_env=True) as session:
-        earlier = await _find(session, target, marker_name)
+        found = await _find(session, target, marker_name, author)
+        earlier = found.ours
         if earlier is not None:
             if earlier.get("body") == body:
-                return Result(Action.UNCHANGED, _html_url(earlier))
+                return found.result(Action.UNCHANGED, earlier)
             path = target.comment_path(int(earlier["id"]))
             edited = await _send(session, "PATCH", target.api, path, {"body": body}, 200)
-            return Result(Action.UPDATED, _html_url(edited))
+            return found.result(Action.UPDATED, edited)
         if update_only:
-            return Result(Action.NOTHING_TO_UPDATE)
+            return found.result(Action.NOTHING_TO_UPDATE)
         created = await _send(
             session, "POST", target.api, target.comments_path, {"body": body}, 201
         )
-        return Result(Action.CREATED, _html_url(created))
+        return found.result(Action.CREATED, created)
 
 
 async def _find(
-    session: aiohttp.ClientSession, target: Target, marker_name: str
-) -> dict[str, Any] | None:
-    """The oldest comment the marker names, reading page after page until one is found."""
+    session: aiohttp.ClientSession, target: Target, marker_name: str, author: str
+) -> _Search:
+    """The oldest marked comment the token's identity wrote, reading page after page until one
+    is found, and the marked comments of others read on the way."""
+    search = _Search()
     origin = URL(target.api).origin()
     url: URL | None = URL(target.api + target.comments_path).with_query(per_page=PER_PAGE)
     seen: set[URL] = set()
@@ -129,8 +179,14 @@ async def _find(
             if not isinstance(page, list):
                 raise GitHubError(f"GET {target.comments_path}: GitHub did not answer a list")
             for comment in page:
-                if isinstance(comment, dict) and is_ours(comment.get("body"), marker_name):
-                    return comment
+                if not isinstance(comment, dict) or not is_ours(comment.get("body"), marker_name):
+                    continue
+                search.identity = search.identity or await _identity(session, target, author)
+                login = _login(comment)
+                if login == search.identity:
+                    search.ours = comment
+                    return search
+                search.ignored.append(Planted(login, _html_url(comment)))
             following = response.links.get("next")
         url = URL(str(following["url"])) if following and "url" in following else None
         if url is not None and url.origin() != origin:
@@ -140,7 +196,28 @@ async def _find(
             )
         if url in seen:
             break
-    return None
+    return search
+
+
+async def _identity(session: aiohttp.ClientSession, target: Target, author: str) -> str:
+    """The login the token posts as: GET /user's for a personal access token; `author` when
+    GitHub refuses to say (403 for a GitHub Actions or GitHub App token, which is no user)."""
+    async with session.get(target.api + "/user") as response:
+        if response.status in (401, 403, 404):
+            return author
+        user = await _json(response, "GET", "/user", 200)
+    login = user.get("login") if isinstance(user, dict) else None
+    if not isinstance(login, str) or not login:
+        raise GitHubError("GET /user: GitHub's answer names no login")
+    return login
+
+
+def _login(comment: dict[str, Any]) -> str:
+    """The login of a comment's author; "" when GitHub gives none (a deleted user: a ghost
+    can never be us)."""
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else ""
 
 
 async def _send(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from flowproof.errors import FlowproofError
+from flowproof.report.markdown import open_fence
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_MARKER = "flowproof"
@@ -52,13 +53,15 @@ def comment_body(markdown: str, name: str) -> str:
     kept = markdown[:room]
     if "\n" in kept:
         kept = kept[: kept.rindex("\n")]  # cut at a line, not inside a word or a link
-    if kept.count("```") % 2:
-        kept += "\n```"  # close a code fence the cut left open
+    left_open = open_fence(kept)
+    if left_open:
+        kept += "\n" + left_open  # close the code block the cut left open, with its own fence
     return head + kept + _CUT_NOTE
 
 
 def is_ours(body: str | None, name: str) -> bool:
-    """Whether a comment body is the one this marker names (its first line is the marker)."""
+    """Whether a comment body carries this marker (its first line is the marker). Who wrote the
+    comment is the other half of the test, decided in comment.py."""
     if not body:
         return False
     first = body.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip()

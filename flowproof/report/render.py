@@ -3,7 +3,7 @@
 The input is always the run record (runrecord/model.py, read from `report.json`), never live
 objects. Tool arguments, tool results, replies and agent stderr inside it are untrusted
 text, so every template escapes for its own format: HTML and XML are autoescaped by jinja2,
-markdown goes through the `code`/`fence`/`md` filters below.
+markdown goes through the `code`/`cell`/`fence`/`md` filters (report/markdown.py).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from flowproof.files import write_text_atomic
+from flowproof.report.markdown import cell, code, fence, md, open_fence
 from flowproof.report.view import RunView, build_view
 from flowproof.runrecord.model import RunRecord
 from flowproof.words import plural
@@ -31,7 +32,6 @@ CLIP = 2000
 # Characters XML 1.0 forbids even as character references (C0 controls but tab, LF and CR;
 # U+FFFE/U+FFFF; lone surrogates). Agent stderr tails carry ANSI escapes, so this is not academic.
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&@])|^([-+=])")
 
 
 @cache
@@ -49,10 +49,10 @@ def environment() -> Environment:
     )
     env.filters.update(
         clip=_clip,
-        md=_md,
-        code=_code,
-        cell=_cell,
-        fence=_fence,
+        md=md,
+        code=code,
+        cell=cell,
+        fence=fence,
         xml=_xml,
         xml_attr=_xml_attr,
         seconds=_seconds,
@@ -127,19 +127,13 @@ def _cut(text: str, limit: int, run: RunView) -> str:
     """Last resort, when even the header does not fit: cut at a line, close a code fence the
     cut left open, and say so."""
     note = (
-        f"\n\n---\n✂️ Cut at {limit:,} characters. The full report: run {_code(run.run_id)} "
-        f"({_code(run.record_path)}).\n"
+        f"\n\n---\n✂️ Cut at {limit:,} characters. The full report: run {code(run.run_id)} "
+        f"({code(run.record_path)}).\n"
     )
     head = text[: max(0, limit - len(note) - 40)]
     head = head[: head.rfind("\n") + 1]
-    fence = None
-    for line in head.splitlines():
-        ticks = re.match("`{3,}", line)
-        if ticks and fence is None:
-            fence = ticks[0]
-        elif fence is not None and line == fence:
-            fence = None
-    return head + (f"{fence}\n" if fence else "") + note
+    left_open = open_fence(head)
+    return head + (f"{left_open}\n" if left_open else "") + note
 
 
 # --- filters -------------------------------------------------------------------------------
@@ -163,31 +157,6 @@ def _clip(value: Any, width: int = CLIP) -> str:
     if len(text) <= width:
         return text
     return f"{text[:width]}… ({len(text) - width:,} more characters in the HTML report)"
-
-
-def _md(text: Any) -> str:
-    """Prose-safe markdown: one line, punctuation that markdown (or GitHub's @mentions and
-    #references) would act on backslash-escaped."""
-    return _MD_SPECIAL.sub(lambda m: "\\" + m[0], " ".join(str(text).split()))
-
-
-def _code(text: Any) -> str:
-    """An inline code span that holds any text: the fence outgrows the longest backtick run."""
-    text = " ".join(str(text).split())
-    ticks = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _cell(text: Any) -> str:
-    """Inline code inside a table row, where GFM splits on `|` even inside code spans."""
-    return _code(text).replace("|", "\\|")
-
-
-def _fence(text: Any, info: str = "text") -> str:
-    text = str(text).rstrip("\n")
-    ticks = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    return f"{ticks}{info}\n{text}\n{ticks}"
 
 
 def _xml(text: Any) -> Markup:

@@ -6,7 +6,8 @@ JUnit reports say are read from the same fields. Two facts are handed in because
 holds them elsewhere or not at all: the mode (the run record's, known before any flow ends) and
 the filesystem-observation report, which is shown on stderr only and never recorded.
 
-The lines are returned, not printed: the CLI prints them through its redacting `out()`.
+The lines are returned, not printed: the CLI prints them through its redacting `out()`, which
+also keeps any line (a reason quoting model text, say) from starting a GitHub workflow command.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Literal
 from flowproof.report.view import flow_view
 from flowproof.runrecord.model import FlowRecord, RunRecord
 from flowproof.words import plural
+from flowproof.workflow_commands import quoted
 
 RunMode = Literal["record", "replay"]
 
@@ -34,7 +36,7 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
     failed, what it warns of, and what the filesystem observation saw."""
     if flow.interrupted is not None:
         return _interrupted_lines(flow)
-    lines = [f"{_verdict(flow)}  {flow.name}  ({flow.spec}) · {_counts(flow, mode)}"]
+    lines = [f"{_verdict(flow)}  {_named(flow)} · {_counts(flow, mode)}"]
     if flow.containment is not None:  # a flow that declares no egress rule is not told so each
         lines.append(indent(f"containment: {flow.containment}"))  # run; its record says so
     lines += [indent(reason) for reason in flow.reasons]
@@ -46,7 +48,7 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
 
 def error_lines(spec: str, message: str) -> list[str]:
     """A spec that could not be run at all: the file as given, then the whole error."""
-    return [f"ERROR {spec}", indent(message)]
+    return [f"ERROR {quoted(spec)}", indent(message)]
 
 
 def summary_line(run: RunRecord) -> str:
@@ -80,7 +82,14 @@ def _counts(flow: FlowRecord, mode: RunMode) -> str:
 
 def _interrupted_lines(flow: FlowRecord) -> list[str]:
     """A flow a signal stopped: its one reason says what flowproof did about it."""
-    return [f"INTERRUPTED  {flow.name}  ({flow.spec})", *map(indent, flow.reasons)]
+    return [f"INTERRUPTED  {_named(flow)}", *map(indent, flow.reasons)]
+
+
+def _named(flow: FlowRecord) -> str:
+    """The flow's name and spec file, each JSON-quoted when it is not one plain line, so a name
+    holding a line break cannot make the headline two lines (or the second a workflow
+    command)."""
+    return f"{quoted(flow.name)}  ({quoted(flow.spec)})"
 
 
 def _interrupting_signal(exit_code: int) -> str | None:

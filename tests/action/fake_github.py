@@ -3,9 +3,13 @@
     GET   /repos/{owner}/{repo}/issues/{n}/comments?per_page=&page=   Link-paginated
     POST  /repos/{owner}/{repo}/issues/{n}/comments                   201 + the comment
     PATCH /repos/{owner}/{repo}/issues/comments/{id}                  200 + the comment
+    GET   /user                                                       the token's user, or 403
 
 It checks the Bearer token on every request, keeps a log of what was asked, and can be told
-to answer 403 (a fork's read-only token) for writes, or for everything.
+to answer 403 (a fork's read-only token) for writes, or for everything. Every comment has an
+author (`user.login`): a comment the token creates is written by `poster`, which is the token's
+user when it is a personal access token (`user_login`), and `github-actions[bot]` otherwise;
+`GET /user` answers 403 for such a token, as GitHub does for GITHUB_TOKEN.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from tests.loopback import ThreadedApp
 TOKEN = "ghs_fake-token-0123456789abcdef"
 OWNER, REPO = "acme", "agents"
 FORBIDDEN = {"message": "Resource not accessible by integration", "status": "403"}
+ACTIONS_BOT = "github-actions[bot]"
 
 
 @dataclass
@@ -29,6 +34,8 @@ class FakeGitHub:
     forbid_writes: bool = False
     forbid_all: bool = False
     default_per_page: int = 30
+    user_login: str | None = None
+    """The user a personal access token belongs to; None for a GitHub Actions token."""
     log: list[tuple[str, str]] = field(default_factory=list)
     """(method, path with query) of every request."""
     port: int = 0
@@ -37,6 +44,11 @@ class FakeGitHub:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def poster(self) -> str:
+        """Who the token's comments are written by."""
+        return self.user_login or ACTIONS_BOT
 
     def add(self, number: int, body: str, login: str = "someone") -> dict[str, Any]:
         self._next_id += 1
@@ -75,7 +87,7 @@ class FakeGitHub:
         if denied:
             return denied
         body = (await request.json())["body"]
-        comment = self.add(int(request.match_info["number"]), body, login="github-actions[bot]")
+        comment = self.add(int(request.match_info["number"]), body, login=self.poster)
         return web.json_response(comment, status=201)
 
     async def _edit(self, request: web.Request) -> web.StreamResponse:
@@ -90,10 +102,20 @@ class FakeGitHub:
                     return web.json_response(comment)
         return web.json_response({"message": "Not Found"}, status=404)
 
+    async def _user(self, request: web.Request) -> web.StreamResponse:
+        denied = self._check(request, write=False)
+        if denied:
+            return denied
+        if self.user_login is None:  # an installation token is no user
+            return web.json_response(FORBIDDEN, status=403)
+        return web.json_response({"login": self.user_login, "type": "User"})
+
     def _check(self, request: web.Request, *, write: bool) -> web.StreamResponse | None:
         self.log.append((request.method, request.path_qs))
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return web.json_response({"message": "Bad credentials"}, status=401)
+        if request.path == "/user":
+            return None
         if request.match_info.get("owner") != OWNER or request.match_info.get("repo") != REPO:
             return web.json_response({"message": "Not Found"}, status=404)
         if self.forbid_all or (write and self.forbid_writes):
@@ -108,6 +130,7 @@ class FakeGitHub:
             app.router.add_get(comments, self._list)
             app.router.add_post(comments, self._create)
             app.router.add_patch("/repos/{owner}/{repo}/issues/comments/{id:\\d+}", self._edit)
+            app.router.add_get("/user", self._user)
 
         self._server = ThreadedApp("fake-github", routes)
         self.port = self._server.start()

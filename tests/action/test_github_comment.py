@@ -1,5 +1,6 @@
 """`flowproof github comment` against a loopback fake of the GitHub REST API, through the real
-CLI in a subprocess: create, edit in place, the marker three pages in, a 403 tolerated."""
+CLI in a subprocess: create, edit in place, the marker three pages in, a 403 tolerated, and a
+marked comment someone else wrote never edited."""
 
 from __future__ import annotations
 
@@ -73,7 +74,11 @@ def test_creates_the_comment_then_edits_it_in_place(tmp_path: Path, github: Fake
     second = comment(tmp_path, github, "### flowproof: 1 passed\n")
     assert second.code == 0, second.output
     assert "updated the comment on pull request #7" in second.stderr
-    assert methods(github) == ["GET", "POST", "GET", "PATCH"]
+    assert [path for _, path in github.log[2:4]] == [
+        "/repos/acme/agents/issues/7/comments?per_page=100",
+        "/user",  # asked once a marked comment turned up: 403, so it is the Actions bot's
+    ]
+    assert methods(github) == ["GET", "POST", "GET", "GET", "PATCH"]
     ours = [c for c in github.comments[PR] if c["body"].startswith(MARKER_LINE)]
     assert len(github.comments[PR]) == 2 and len(ours) == 1
     assert ours[0]["body"] == MARKER_LINE + "\n### flowproof: 1 passed\n"
@@ -84,7 +89,7 @@ def test_an_unchanged_comment_is_left_alone(tmp_path: Path, github: FakeGitHub) 
     result = comment(tmp_path, github, "same\n")
     assert result.code == 0, result.output
     assert "already up to date" in result.stderr
-    assert methods(github) == ["GET"]
+    assert methods(github) == ["GET", "GET"]
 
 
 def test_the_marker_is_found_on_page_three(tmp_path: Path, github: FakeGitHub) -> None:
@@ -99,6 +104,7 @@ def test_the_marker_is_found_on_page_three(tmp_path: Path, github: FakeGitHub) -
         "/repos/acme/agents/issues/7/comments?per_page=100",
         "/repos/acme/agents/issues/7/comments?per_page=100&page=2",
         "/repos/acme/agents/issues/7/comments?per_page=100&page=3",
+        "/user",
         f"/repos/acme/agents/issues/comments/{ours['id']}",
     ]
     assert methods(github)[-1] == "PATCH"
@@ -207,3 +213,64 @@ def test_a_marker_that_could_close_the_html_comment_is_refused(
     assert result.code == 2
     assert "--marker 'a -->': use letters, digits" in result.stderr
     assert github.log == []
+
+
+def test_a_marked_comment_by_someone_else_is_never_edited(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    planted = github.add(PR, MARKER_LINE + "\nall green, trust me\n", login="mallory")
+    result = comment(tmp_path, github, "### flowproof: 1 failed\n")
+    assert result.code == 0, result.output
+    assert planted["body"] == MARKER_LINE + "\nall green, trust me\n"
+    assert methods(github) == ["GET", "GET", "POST"]
+    assert [(c["user"]["login"], c["body"]) for c in github.comments[PR]] == [
+        ("mallory", MARKER_LINE + "\nall green, trust me\n"),
+        ("github-actions[bot]", MARKER_LINE + "\n### flowproof: 1 failed\n"),
+    ]
+    assert result.stderr.splitlines() == [
+        f"left alone a comment marked {MARKER_LINE} that mallory wrote: flowproof edits only "
+        f"comments by github-actions[bot]: {planted['html_url']}",
+        "created the comment on pull request #7: "
+        "https://github.com/acme/agents/pull/7#issuecomment-1002",
+    ]
+
+    again = comment(tmp_path, github, "### flowproof: 1 passed\n")
+    assert again.code == 0, again.output
+    assert "updated the comment on pull request #7" in again.stderr
+    assert "left alone a comment marked" in again.stderr  # read before ours, so named again
+    assert planted["body"] == MARKER_LINE + "\nall green, trust me\n"
+    assert github.comments[PR][1]["body"] == MARKER_LINE + "\n### flowproof: 1 passed\n"
+
+
+def test_update_only_with_only_a_planted_comment_creates_nothing(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    github.add(PR, MARKER_LINE + "\nplanted\n", login="mallory")
+    result = comment(tmp_path, github, "all green\n", "--update-only")
+    assert result.code == 0, result.output
+    assert "that mallory wrote" in result.stderr
+    assert "no earlier flowproof comment on pull request #7; none created" in result.stderr
+    assert methods(github) == ["GET", "GET"]
+    assert [c["body"] for c in github.comments[PR]] == [MARKER_LINE + "\nplanted\n"]
+
+
+def test_a_personal_token_edits_its_users_comment_only(tmp_path: Path, github: FakeGitHub) -> None:
+    github.user_login = "alice"
+    bots = github.add(PR, MARKER_LINE + "\nby the bot\n", login="github-actions[bot]")
+    alices = github.add(PR, MARKER_LINE + "\nby alice\n", login="alice")
+    result = comment(tmp_path, github, "new\n")
+    assert result.code == 0, result.output
+    assert bots["body"] == MARKER_LINE + "\nby the bot\n"
+    assert alices["body"] == MARKER_LINE + "\nnew\n"
+    assert "that github-actions[bot] wrote: flowproof edits only comments by alice" in (
+        result.stderr
+    )
+    assert methods(github) == ["GET", "GET", "PATCH"]
+
+
+def test_an_app_token_names_its_bot_with_author(tmp_path: Path, github: FakeGitHub) -> None:
+    apps = github.add(PR, MARKER_LINE + "\nold\n", login="acme-ci[bot]")
+    result = comment(tmp_path, github, "new\n", "--author", "acme-ci[bot]")
+    assert result.code == 0, result.output
+    assert apps["body"] == MARKER_LINE + "\nnew\n"
+    assert methods(github) == ["GET", "GET", "PATCH"]

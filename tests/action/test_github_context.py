@@ -80,3 +80,15 @@ def test_only_the_comment_module_may_open_a_client(module: str, allowed: bool) -
         cwd=ROOT,
     )
     assert (done.returncode == 0) is allowed, done.stdout
+
+
+@pytest.mark.parametrize("opening", ["````", "``````", "``````text"])
+def test_a_cut_closes_a_long_fence_with_its_own_fence(opening: str) -> None:
+    """A fence of four or six backticks exists to hold shorter runs: the "```" lines inside
+    are content, and only a fence at least as long closes the block."""
+    ticks = opening.removesuffix("text")
+    markdown = f"{opening}\n```\ninside\n```\n" + ("y" * 99 + "\n") * 1000
+    body = comment_body(markdown, "flowproof")
+    assert len(body) <= COMMENT_LIMIT
+    kept = body[: body.rindex("\n\n… (cut to fit")]
+    assert kept.endswith("\n" + "y" * 99 + "\n" + ticks), kept[-200:]
