@@ -41,6 +41,7 @@ from flowproof.mcp.messages import (
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
 from flowproof.processes import GRACE_SECONDS, owned_process, stop_tree
+from flowproof.spellings import clip
 
 LOOPBACK = "127.0.0.1"
 LINE_LIMIT = 64 * 1024 * 1024
@@ -323,7 +324,7 @@ class _RecordRelay:
 
     def _stray(self, line: bytes) -> None:
         shown = line.decode("utf-8", "replace").strip()
-        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        shown = clip(shown, 79) if len(shown) > 80 else shown
         self.server.traffic.fail(
             f"{self.server.lane}: the real MCP server wrote a line to stdout that is not a "
             f"JSON-RPC message ({json.dumps(shown, ensure_ascii=False)}); a stdio server may "
