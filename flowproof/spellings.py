@@ -57,6 +57,22 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + CUT
 
 
+def last_lines(kept: bytes, cut: bool, count: int) -> list[str]:
+    """The last `count` lines of what a bounded reader `kept` of a stream; `cut`: it dropped
+    the stream's beginning, so the first line, when shown, starts with CUT. A cut inside a
+    character drops that character's remaining bytes rather than show a replacement for them
+    (which would stand between the mark and the text it cut)."""
+    if cut:
+        kept = kept.lstrip(bytes(range(0x80, 0xC0)))
+    text = kept.decode(errors="replace")
+    if not text:
+        return []
+    lines = [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")]
+    if cut and len(lines) <= count:
+        lines[0] = CUT + lines[0]
+    return lines[-count:]
+
+
 def appears(value: str, text: str) -> bool:
     """Whether `value` appears in `text` in any spelling (empty values never do)."""
     return bool(value) and _pattern(value).search(text) is not None

@@ -76,16 +76,7 @@ class OutputPipe:
 
     def tail(self) -> str:
         """The last lines written, at most TAIL_LINES and TAIL_BYTES of them."""
-        kept = bytes(self._tail.kept)
-        if self._tail.cut:
-            # The cut may fall inside a character: drop its continuation bytes rather than
-            # show a replacement character between the cut mark and what follows it.
-            kept = kept.lstrip(bytes(range(0x80, 0xC0)))
-        text = kept.decode(errors="replace")
-        lines = text.removesuffix("\n").split("\n") if text else []
-        if self._tail.cut and len(lines) <= TAIL_LINES and lines:
-            lines[0] = CUT + lines[0]
-        return "\n".join(line.removesuffix("\r") for line in lines[-TAIL_LINES:])
+        return "\n".join(spellings.last_lines(bytes(self._tail.kept), self._tail.cut, TAIL_LINES))
 
 
 async def open_pipe() -> OutputPipe:

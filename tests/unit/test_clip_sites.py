@@ -11,6 +11,7 @@ from flowproof.drivers.output import TAIL_BYTES, OutputPipe, _Tail
 from flowproof.matching.divergence import explain
 from flowproof.proxy.forward import _BODY_SHOWN, ForwardBackend, Upstream
 from flowproof.redaction import Redactor
+from flowproof.spellings import last_lines
 from flowproof.traffic import Traffic
 
 TOKEN = "acme-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnop"
@@ -68,3 +69,11 @@ def test_an_upstream_error_is_redacted_before_it_is_cut() -> None:
     shown = backend._scrub(echoed)
     asyncio.run(backend.close())
     assert shown.endswith("[redacted OPENAI_API_KEY]: c…") and pieces_shown(shown) == []
+
+
+def test_last_lines_mark_the_cut_line_only_when_it_is_shown() -> None:
+    """The one tail reader behind the agent's stderr and a real MCP server's stderr."""
+    assert last_lines(b"b-part\nc\n", cut=True, count=5) == ["…b-part", "c"]
+    assert last_lines(b"b-part\r\nc\nd\n", cut=True, count=2) == ["c", "d"]
+    assert last_lines(b"a\nb\n", cut=False, count=5) == ["a", "b"]
+    assert last_lines(b"", cut=True, count=5) == []
