@@ -184,12 +184,17 @@ def _piece_forms(value: str) -> tuple[str, ...]:
 def _mask_cut_pieces(text: str, forms: list[tuple[str, str]]) -> str:
     """Mask the run of a spelling that a cut left beside its mark: the start of one before
     a mark, the end of one after it, or a middle part between two marks."""
+    marks = sorted(
+        (found.start(), found.end())
+        for found in re.finditer("|".join(map(re.escape, _CUT_MARKS)), text)
+    )
+    longest = max((len(form) for form, _ in forms), default=0)
     spans: list[tuple[int, int, str]] = []
-    for mark in _CUT_MARKS:
-        at = text.find(mark)
-        while at != -1:
-            spans += _piece_before(text, at, forms) + _piece_after(text, at + len(mark), forms)
-            at = text.find(mark, at + len(mark))
+    for number, (start, end) in enumerate(marks):
+        spans += _piece_before(text, start, forms)
+        following = marks[number + 1][0] if number + 1 < len(marks) else None
+        near = following is not None and following - end <= longest + 2 * len(_QUOTING)
+        spans += _piece_after(text, end, following if near else None, forms)
     for start, end, marker in reversed(_merged(spans)):
         text = text[:start] + marker + text[end:]
     return text
@@ -208,15 +213,17 @@ def _piece_before(text: str, at: int, forms: list[tuple[str, str]]) -> list[tupl
     return []
 
 
-def _piece_after(text: str, at: int, forms: list[tuple[str, str]]) -> list[tuple[int, int, str]]:
+def _piece_after(
+    text: str, at: int, next_mark: int | None, forms: list[tuple[str, str]]
+) -> list[tuple[int, int, str]]:
     """The longest end of a spelling that starts right after the mark ending at `at`, or a
-    middle part of one that reaches the next mark."""
+    middle part of one that reaches the next mark (at `next_mark`, given when it is near
+    enough for the text between to be such a part)."""
     start = _skip_quoting(text, at)
     head = text[start : start + MIN_FRAGMENT]
     if len(head) < MIN_FRAGMENT:
         return []
-    next_cut = min((i for i in (text.find(m, start) for m in _CUT_MARKS) if i != -1), default=-1)
-    between = text[start : _skip_quoting_back(text, next_cut)] if next_cut != -1 else ""
+    between = text[start : _skip_quoting_back(text, next_mark)] if next_mark is not None else ""
     for form, marker in forms:
         if len(between) >= MIN_FRAGMENT and between in form:
             return [(start, start + len(between), marker)]
