@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import flowproof
+from tests.conftest import CliResult, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -34,6 +34,13 @@ def leaky_spec(directory: Path, *, declared: bool) -> Path:
         agent_env={"AGENT_BUG": "secret-in-tool-result"},
         extra_steps=STEP if declared else "",
     )
+
+
+def failing(project: Path, password: str, *command: str) -> CliResult:
+    """`flowproof COMMAND` with DB_PASSWORD set, which must find a failure (exit 1)."""
+    result = flowproof(*command, cwd=project, env={"DB_PASSWORD": password})
+    assert result.code == 1, result.output
+    return result
 
 
 def reports(project: Path) -> dict[str, str]:
@@ -78,15 +85,12 @@ def test_a_trace_holding_an_escaped_secret_fails_lint_and_replay(
     result = trace["lanes"]["model"][2]["request"]["messages"][5]["content"]
     assert value not in result and json.dumps(value)[1:-1] in result  # escaped, as sent
     leaky_spec(tmp_path, declared=True)
-    env = {"DB_PASSWORD": value}
-    linted = flowproof("trace", "lint", cwd=tmp_path, env=env)
-    assert linted.code == 1, linted.output
+    linted = failing(tmp_path, value, "trace", "lint")
     assert (
         "specs/booking.trace.json: lanes.model[2].request.messages[5].content: "
         "the value of DB_PASSWORD"
     ) in linted.stderr
-    replayed = flowproof("run", "specs", cwd=tmp_path, env=env)
-    assert replayed.code == 1, replayed.output
+    replayed = failing(tmp_path, value, "run", "specs")
     assert (
         "assert_no_secret_leak DB_PASSWORD — the value of DB_PASSWORD appeared in turn 3 "
         "request at messages[5].content"
@@ -106,8 +110,7 @@ def test_lint_flags_an_escaped_secret_added_to_a_trace_by_hand(recorded: Path) -
     path.write_text(json.dumps(document, indent=2))
     write_spec(recorded, extra_steps=STEP)
     assert flowproof("trace", "lint", cwd=recorded, env={"DB_PASSWORD": "other"}).code == 0
-    linted = flowproof("trace", "lint", cwd=recorded, env={"DB_PASSWORD": value})
-    assert linted.code == 1, linted.output
+    linted = failing(recorded, value, "trace", "lint")
     assert (
         "specs/booking.trace.json: lanes.model[0].request.messages[1].content: "
         "the value of DB_PASSWORD"
