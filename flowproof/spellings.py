@@ -142,10 +142,10 @@ def _ascii(text: str, digits: str) -> str:
     basic plane), as `json.dumps(..., ensure_ascii=True)` does, in the case `digits` gives."""
     out = []
     for char in text:
-        units = char.encode("utf-16-be")
         if char.isascii():
             out.append(char)
             continue
+        units = char.encode("utf-16-be")
         out.extend(
             "\\u" + digits.format(int.from_bytes(units[i : i + 2], "big"))
             for i in range(0, len(units), 2)
