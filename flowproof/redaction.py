@@ -5,7 +5,9 @@ summary, the run record, and every report rendered from it, a saved traceback â€
 one `Redactor` that knows every value flowproof must never show: the record key variables
 (read from flowproof's own environment at start), and the declared secrets of each flow
 (`assert_no_secret_leak`) as the flows run; the MCP boundary adds its Authorization values the
-same way. A value is replaced by `[redacted NAME]`, naming the variable and never the value.
+same way. A value is replaced by `[redacted NAME]`, naming the variable and never the value,
+in every spelling flowproof/spellings.py knows, and so is a piece of one that a shortened text
+(a divergence window, a stderr tail) left at its cut.
 
 An agent can echo anything into its stderr, a reply or an argument, so the redactor does not
 trust where a string came from: it is applied at the last moment, to the text as written.
@@ -13,8 +15,9 @@ trust where a string came from: it is applied at the last moment, to the text as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+
+from flowproof.spellings import hide
 
 SHARED_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 """Where `record` reads the upstream key of the OpenAI and Anthropic APIs (first set wins)."""
@@ -48,15 +51,9 @@ class Redactor:
         self.hide_all(record_keys(environ))
 
     def __call__(self, text: str) -> str:
-        # Longest first, so a value that contains another is replaced whole.
-        for value in sorted(self._names, key=len, reverse=True):
-            marker = f"[redacted {self._names[value]}]"
-            text = text.replace(value, marker)
-            # Inside a JSON document the value appears with its quotes and backslashes escaped.
-            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
-            if escaped != value:
-                text = text.replace(escaped, marker)
-        return text
+        # Every spelling (JSON-escaped to any depth, percent-encoded, base64), and every piece
+        # of a value that a clip left beside its cut mark: flowproof/spellings.py.
+        return hide(text, {value: f"[redacted {name}]" for value, name in self._names.items()})
 
     def __repr__(self) -> str:
         return f"Redactor({', '.join(sorted(set(self._names.values())))})"

@@ -27,6 +27,7 @@ from flowproof.assertions.matchers import json_text
 from flowproof.assertions.paths import Lookup, format_path, lookup
 from flowproof.assertions.trajectory import JudgedCall, Trajectory
 from flowproof.errors import ConfigError, MatcherError, SpecError
+from flowproof.spellings import clip
 
 Resolver = Callable[[str], str]
 """Substitutes the `${...}` references in a value's text (supplied by the engine)."""
@@ -321,7 +322,7 @@ def _names(calls: Sequence[JudgedCall]) -> str:
 
 
 def _truncate(text: str) -> str:
-    return text if len(text) <= _LIMIT else text[:_LIMIT] + "…"
+    return clip(text, _LIMIT)
 
 
 def _quote(text: str) -> str:

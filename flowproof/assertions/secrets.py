@@ -1,8 +1,10 @@
 """assert_no_secret_leak: declared secret VALUES must not appear in the model traffic.
 
 The step names environment variables, never values; the values are read at execution and
-looked for in every recorded or served request and response body. A report names the variable
-and where its value appeared, never the value itself.
+looked for in every recorded or served request and response body, in every spelling an agent
+sends without meaning to change it (JSON-escaped inside a tool result, percent-encoded,
+base64: flowproof/spellings.py). A report names the variable and where its value appeared,
+never the value itself.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
 from flowproof.assertions.paths import format_indexed, walk
 from flowproof.errors import SecretStepError
+from flowproof.spellings import appears
 from flowproof.words import plural
 
 KIND = "assert_no_secret_leak"
@@ -79,7 +82,7 @@ def _places(value: Any, secret: str) -> Iterator[str]:
     """Where `secret` appears in a body: `a.b[0]`, or `a.b (a key)` for a key of the dict at
     `a.b`; `(body)` is the body itself."""
     for path, node in walk(value):
-        if path and isinstance(path[-1], str) and secret in path[-1]:
+        if path and isinstance(path[-1], str) and appears(secret, path[-1]):
             yield f"{format_indexed(path[:-1]) or '(body)'} (a key)"
-        if isinstance(node, str) and secret in node:
+        if isinstance(node, str) and appears(secret, node):
             yield format_indexed(path) or "(body)"

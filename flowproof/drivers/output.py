@@ -16,12 +16,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO
 
+from flowproof import spellings
+
 TAIL_BYTES = 8 * 1024
 """How much of each stream is kept for the failure message: the end, where the error is."""
 TAIL_LINES = 20
 """Of which at most this many lines are shown."""
-CUT = "…"
-"""Marks a first kept line whose beginning was dropped."""
+CUT = spellings.CUT
+"""Marks a first kept line whose beginning was dropped (the redactor masks a piece of a secret
+left beside it: flowproof/spellings.py)."""
 
 
 class _Tail(asyncio.Protocol):
@@ -73,11 +76,7 @@ class OutputPipe:
 
     def tail(self) -> str:
         """The last lines written, at most TAIL_LINES and TAIL_BYTES of them."""
-        text = self._tail.kept.decode(errors="replace")
-        lines = text.removesuffix("\n").split("\n") if text else []
-        if self._tail.cut and len(lines) <= TAIL_LINES and lines:
-            lines[0] = CUT + lines[0]
-        return "\n".join(line.removesuffix("\r") for line in lines[-TAIL_LINES:])
+        return "\n".join(spellings.last_lines(bytes(self._tail.kept), self._tail.cut, TAIL_LINES))
 
 
 async def open_pipe() -> OutputPipe:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
+from flowproof.spellings import clip
 
 _BODY_SHOWN = 2000
 
@@ -69,6 +70,6 @@ async def _post(url: str, prompt: str, headers: Mapping[str, str]) -> tuple[int 
         async with aiohttp.ClientSession(trust_env=False) as session:
             async with session.post(url, json={"prompt": prompt}, headers=dict(headers)) as reply:
                 text = await reply.text(errors="replace")
-                return reply.status, text[:_BODY_SHOWN], ""
+                return reply.status, clip(text, _BODY_SHOWN), ""
     except aiohttp.ClientError as exc:
         return None, "", f"could not reach {url}: {exc}"

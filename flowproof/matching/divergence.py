@@ -20,6 +20,7 @@ from flowproof.dialects.base import Dialect
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import compared
+from flowproof.spellings import CUT, clip
 
 """The lane of every divergence at the model boundary."""
 EQUAL_BODIES = "the bodies are equal (no difference found)"
@@ -201,9 +202,9 @@ def _text_window(where: str, recorded: str, replayed: str) -> Difference:
     def window(text: str) -> str:
         part = text[lo : lo + _SHOWN // 2]
         return (
-            ("…" if lo else "")
+            (CUT if lo else "")
             + json.dumps(part, ensure_ascii=False)
-            + ("…" if lo + _SHOWN // 2 < len(text) else "")
+            + (CUT if lo + _SHOWN // 2 < len(text) else "")
         )
 
     note = f"texts differ from character {start}"
@@ -214,4 +215,4 @@ def _show(value: Any) -> str:
     if value is ABSENT:
         return "(absent)"
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    return clip(text, _SHOWN - 1) if len(text) > _SHOWN else text

@@ -41,6 +41,7 @@ from flowproof.mcp.messages import (
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
 from flowproof.processes import GRACE_SECONDS, owned_process, stop_tree
+from flowproof.spellings import clip, last_lines
 
 LOOPBACK = "127.0.0.1"
 LINE_LIMIT = 64 * 1024 * 1024
@@ -254,6 +255,8 @@ class _RecordRelay:
     asked: dict[str, Message] = field(default_factory=dict)
     """The real server's requests awaiting the agent's answer, by id."""
     stderr: bytearray = field(default_factory=bytearray)
+    stderr_cut: bool = False
+    """Whether `stderr` lost its beginning to the STDERR_TAIL bound."""
     agent_done: bool = False
 
     async def run(self, reader: asyncio.StreamReader) -> None:
@@ -323,7 +326,7 @@ class _RecordRelay:
 
     def _stray(self, line: bytes) -> None:
         shown = line.decode("utf-8", "replace").strip()
-        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        shown = clip(shown, 79) if len(shown) > 80 else shown
         self.server.traffic.fail(
             f"{self.server.lane}: the real MCP server wrote a line to stdout that is not a "
             f"JSON-RPC message ({json.dumps(shown, ensure_ascii=False)}); a stdio server may "
@@ -335,13 +338,15 @@ class _RecordRelay:
         assert stream is not None
         while chunk := await stream.read(65536):
             self.stderr += chunk
-            del self.stderr[:-STDERR_TAIL]
+            if len(self.stderr) > STDERR_TAIL:
+                del self.stderr[:-STDERR_TAIL]
+                self.stderr_cut = True
 
     async def _exited_early(self) -> None:
         code = await self.process.wait()
         await asyncio.sleep(0.05)  # let the stderr reader take the last of it
-        tail = self.stderr.decode("utf-8", "replace").strip()
-        shown = "\n".join(f"  | {line}" for line in tail.splitlines()[-15:])
+        lines = last_lines(bytes(self.stderr).strip(), self.stderr_cut, 15)
+        shown = "\n".join(f"  | {line}" for line in lines)
         self.server.traffic.fail(
             f"{self.server.lane}: the real MCP server exited with code {code} while the agent "
             "was still connected"

@@ -16,6 +16,8 @@ from typing import Any
 
 import aiohttp
 
+from flowproof.spellings import clip
+
 FORWARDED = (
     "Authorization",
     "Mcp-Session-Id",
@@ -99,7 +101,7 @@ class HttpUpstream:
         if message is not None:
             await on_message(message)
             return UpstreamAnswer(reply.status, _returned(reply), "")
-        return UpstreamAnswer(reply.status, _returned(reply), text[:300])
+        return UpstreamAnswer(reply.status, _returned(reply), clip(text, 300))
 
 
 async def _sse_data(stream: aiohttp.StreamReader) -> AsyncIterator[str]:

@@ -27,7 +27,8 @@ from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import ModelCall
-from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES
+from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES, Redactor
+from flowproof.spellings import clip
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
 
@@ -119,9 +120,10 @@ class Upstream:
             headers.update(dialect.auth_headers(key))
         return headers
 
-    def secrets(self) -> tuple[str, ...]:
-        """Every key this upstream holds, for scrubbing what an upstream echoes."""
-        return tuple({*self.keys.values(), *([self.key] if self.key else [])})
+    def redactor(self) -> Redactor:
+        """Hides every key this upstream holds, for scrubbing what an upstream echoes."""
+        shared = {SHARED_KEY_VARIABLES[0]: self.key} if self.key else {}
+        return Redactor({**shared, **self.keys})
 
 
 def _with_scheme(base: str) -> str:
@@ -141,6 +143,7 @@ class ForwardBackend:
         self.mocks = mocks
         self.traffic = traffic
         self.normalizer = rules.normalizer
+        self._hide = upstream.redactor()
         self._session: aiohttp.ClientSession | None = None
         self._in_flight: set[asyncio.Task[tuple[int, str]]] = set()
         self._closed = False
@@ -237,9 +240,9 @@ class ForwardBackend:
             return reply.status, await reply.text(errors="replace")
 
     def _scrub(self, text: str) -> str:
-        for secret in self.upstream.secrets():
-            text = text.replace(secret, "***")
-        return text if len(text) <= _BODY_SHOWN else text[:_BODY_SHOWN] + "…"
+        """What the upstream answered, its keys hidden in every spelling before it is cut, so
+        the cut can never leave a part of one."""
+        return clip(self._hide(text), _BODY_SHOWN)
 
 
 class _Abandoned(Exception):

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from flowproof.assertions.paths import ABSENT, differences, format_path
+from flowproof.spellings import clip
 
 _SHOWN = 120
 
@@ -71,4 +72,4 @@ def shown(value: Any) -> str:
     if value is None:
         return "(none)"
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    return clip(text, _SHOWN - 1) if len(text) > _SHOWN else text

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from flowproof._registry import refuse_clash
 from flowproof.lanes import MODEL_LANE
+from flowproof.spellings import clip
 
 if TYPE_CHECKING:
     from flowproof.assertions.secrets import Body
@@ -185,8 +186,7 @@ def expect(value: Any, expected: type[T], where: str) -> T:
     if isinstance(value, expected) and not (expected is int and isinstance(value, bool)):
         return value
     shown = json.dumps(value, ensure_ascii=False)
-    if len(shown) > 40:
-        shown = shown[:40] + "…"
+    shown = clip(shown, 40)
     raise Malformed(
         f"{where} is {shown} ({_JSON_TYPES.get(type(value), 'a value')}), not "
         f"{'an integer' if expected is int else _JSON_TYPES[expected]}"

@@ -11,7 +11,8 @@ key it caught). Rules:
   value: a client that pasted its headers into a prompt or a tool result;
 - absolute home-directory paths (`/home/<user>/`, `/Users/<user>/`, `C:\\Users\\<user>\\`):
   they name the recorder and break replay elsewhere;
-- the values of the variables a spec's `assert_no_secret_leak` declares, when set;
+- the values of the variables a spec's `assert_no_secret_leak` declares, when set, in every
+  spelling flowproof/spellings.py knows (JSON-escaped to any depth, percent-encoded, base64);
 - extra `patterns:` from `flowproof.yaml` (`trace_lint:`), each with a name.
 
 An `allow:` entry in `flowproof.yaml` accepts one known false positive by trace, path and rule,
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowproof.assertions.paths import format_indexed, walk
+from flowproof.spellings import appears
 from flowproof.trace.model import Lane
 
 KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -124,7 +126,7 @@ def _scan(trace: str, where: str, body: Any, rules: Rules) -> Iterator[Finding]:
         if HOME_PATH.search(node):
             yield Finding(trace, at, "an absolute home-directory path")
         for name, value in rules.secrets.items():
-            if value and value in node:
+            if appears(value, node):
                 yield Finding(trace, at, f"the value of {name}")
 
 

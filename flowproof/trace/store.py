@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flowproof.errors import TraceError
 from flowproof.files import write_text_atomic
+from flowproof.spellings import appears
 from flowproof.trace import codec
 from flowproof.trace.model import Trace
 
@@ -31,7 +32,7 @@ def load_trace(path: Path, *, credentials: Mapping[str, str] | None = None) -> T
             "a trace is written by `flowproof record`: re-record it rather than edit it"
         ) from None
     for name, value in (credentials or {}).items():
-        if value and value in text:
+        if appears(value, text):
             raise TraceError(
                 f"{path}: holds the value of {name}; delete it and re-record "
                 "(a trace is committed evidence and must not carry a credential)"
@@ -44,7 +45,7 @@ def write_trace(path: Path, trace: Trace, *, secrets: Mapping[str, str] | None =
     value) would reach the file. The refusal names the variable, never the value."""
     text = codec.encode(trace)
     for name, value in (secrets or {}).items():
-        if value and value in text:
+        if appears(value, text):
             raise TraceError(
                 f"{path}: refusing to write a trace that contains the value of {name}; "
                 "the previous trace, if any, is unchanged"

@@ -94,7 +94,10 @@ def check_visa(country):
 
 
 def create_booking(flight, passenger=None):
-    return {"booking": "B-1042", "flight": flight["id"]}
+    booking = {"booking": "B-1042", "flight": flight["id"]}
+    if BUG == "secret-in-tool-result":  # a tool that returns its connection settings
+        booking["connection"] = {"password": os.environ["DB_PASSWORD"]}
+    return booking
 
 
 def echo(call):

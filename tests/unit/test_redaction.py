@@ -32,3 +32,24 @@ def test_empty_values_are_ignored_and_the_repr_shows_names_only() -> None:
 
 def test_every_occurrence_is_replaced() -> None:
     assert Redactor({"DB": "pw-1"})("a pw-1 b pw-1") == "a [redacted DB] b [redacted DB]"
+
+
+def test_a_value_json_escaped_twice_or_as_unicode_escapes_is_replaced() -> None:
+    """A tool result is `json.dumps(...)` inside a request body: the value is escaped twice,
+    and once more in a document that stores the body."""
+    value = 'pa"ss\\wörd'
+    redact = Redactor({"DB_PASSWORD": value})
+    for ensure_ascii in (False, True):
+        body = json.dumps({"content": json.dumps({"password": value}, ensure_ascii=ensure_ascii)})
+        stored = json.dumps({"body": body}, ensure_ascii=ensure_ascii)
+        assert redact(stored).count("[redacted DB_PASSWORD]") == 1
+        inner = json.loads(json.loads(json.loads(redact(stored))["body"])["content"])
+        assert inner == {"password": "[redacted DB_PASSWORD]"}
+
+
+def test_a_piece_of_a_value_left_at_a_cut_is_replaced() -> None:
+    token = "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnop"
+    window = f'texts differ: recorded …"token {token[:32]}"…, replayed …"{token[30:]} ok"'
+    assert Redactor({"GH_TOKEN": token})(window) == (
+        'texts differ: recorded …"token [redacted GH_TOKEN]"…, replayed …"[redacted GH_TOKEN] ok"'
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,22 @@ def test_many_places_are_counted() -> None:
     bodies = [Body(f"turn {n} request", REQUEST) for n in range(1, 6)]
     verdict = check_secrets(REF, parse_secret_step("P"), bodies, {"P": "pw-123"})
     assert verdict.message.endswith("and 2 more places")
+
+
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+def test_a_value_json_escaped_inside_a_tool_result_is_a_leak(ensure_ascii: bool) -> None:
+    """The usual way an agent sends a value: `json.dumps` of a dict as a tool result's content,
+    so a quote, a backslash or a non-ASCII letter reaches the body escaped."""
+    value = 'pa"ss\\wörd'
+    result = json.dumps({"password": value}, ensure_ascii=ensure_ascii)
+    request = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": result}]}
+    verdict = check_secrets(
+        REF,
+        parse_secret_step("DB_PASSWORD"),
+        [Body("turn 2 request", request)],
+        {"DB_PASSWORD": value},
+    )
+    assert verdict.message == (
+        "step 4 (report.yaml:15): assert_no_secret_leak DB_PASSWORD — "
+        "the value of DB_PASSWORD appeared in turn 2 request at messages[0].content"
+    )

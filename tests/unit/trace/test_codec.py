@@ -166,3 +166,13 @@ def test_a_malformed_mcp_entry_names_its_place(entry: dict, problem: str) -> Non
     with pytest.raises(TraceError) as caught:
         codec.decode(json.dumps(document), "t.json")
     assert problem in str(caught.value)
+
+
+def test_a_secret_value_json_escaped_inside_a_string_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.trace.json"
+    value = 'pa"ss\\wörd'
+    result = json.dumps({"password": value}, ensure_ascii=True)
+    leaky = Trace.from_turns((Turn("openai_chat", {"tool_result": result}, {}),), "0.1.0")
+    with pytest.raises(TraceError, match="contains the value of DB_PASSWORD"):
+        write_trace(path, leaky, secrets={"DB_PASSWORD": value})
+    assert not path.exists()

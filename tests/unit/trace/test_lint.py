@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -96,3 +97,13 @@ NEAR_MISSES = {
 def test_each_shape_has_a_near_miss_that_is_clean(rule: str, value: str) -> None:
     assert SHAPES[rule] != value
     assert lint_lanes("t", [model_lane(value)], Rules()) == []
+
+
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+def test_a_declared_secret_is_found_json_escaped_inside_a_string(ensure_ascii: bool) -> None:
+    value = 'pa"ss\\wörd'
+    lane = model_lane(json.dumps({"password": value}, ensure_ascii=ensure_ascii))
+    (finding,) = lint_lanes("t", [lane], Rules(secrets={"DB_PASSWORD": value}))
+    assert finding.render() == (
+        "t: lanes.model[0].request.messages[0].content: the value of DB_PASSWORD"
+    )
