@@ -260,8 +260,10 @@ Names environment VARIABLES, never values. When the flow runs, each value is rea
 flowproof's environment and looked for in every request and response body that crossed the
 model boundary: at record before the trace is written (so a leak writes no trace), at replay in
 the traffic served. A failure names the variable and where its value appeared, never the value;
-an unset or empty variable is a configuration error (exit 2), not a pass. See
-[controls.md](controls.md).
+an unset or empty variable is a configuration error (exit 2), not a pass. The value is found
+in every spelling an agent sends without meaning to change it (JSON-escaped inside a tool
+result, percent-encoded, base64); see [controls.md](controls.md) for the list and for what
+stays out of reach.
 
 <<secret>>
 """
