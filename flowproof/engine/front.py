@@ -30,7 +30,7 @@ from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
-from flowproof.spec.suite import find_suite
+from flowproof.spec.suite import find_suite, refuse_shared_trace
 from flowproof.trace.store import trace_path_for
 
 
@@ -78,6 +78,7 @@ def open_flow(path: Path, options: RunOptions) -> OpenedFlow:
     environ = dict(os.environ)
     REDACT.hide_record_keys(environ)
     root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
+    refuse_shared_trace(path)
     suite = find_suite(path, Path.cwd())
     loaded = load_spec(path)
     context = flow_context(loaded, suite, environ)

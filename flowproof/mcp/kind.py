@@ -11,7 +11,6 @@ Registered by defining it (trace/kinds.py lists this module among its built-in k
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -27,6 +26,7 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
+from flowproof.readjson import read_json
 from flowproof.report.view import McpEventView, McpLaneView, block
 from flowproof.runrecord.model import McpTimelineEntry
 from flowproof.trace.changes import call_changes
@@ -205,7 +205,7 @@ def _format_3_row(row: Document, kind: str, call: int | None) -> Document:
 
 def _parsed(text: Any) -> Document:
     try:
-        value = json.loads(text) if isinstance(text, str) else None
+        value = read_json(text) if isinstance(text, str) else None
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {}

@@ -43,7 +43,7 @@ def test_nesting_past_the_interpreters_stack_is_refused_not_a_crash() -> None:
     ("text", "message"),
     [
         ('{"a": [1, {"b": NaN}]}', "a[1].b: NaN is not a JSON number; write a number or null"),
-        ('[Infinity]', "[0]: Infinity is not a JSON number; write a number or null"),
+        ("[Infinity]", "[0]: Infinity is not a JSON number; write a number or null"),
         ('{"a": -Infinity}', "a: -Infinity is not a JSON number; write a number or null"),
     ],
 )
