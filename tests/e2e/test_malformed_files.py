@@ -94,6 +94,21 @@ def test_deeply_nested_arguments_in_a_trace_are_a_change_in_diff(deep_trace: Pat
     assert "create_booking (call 1) arguments: " in result.stderr, result.stderr
 
 
+def test_a_nan_from_the_model_at_record_is_never_served_nor_written(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = [{"content": float("nan")}]  # the scripted server writes it as NaN
+    write_spec(tmp_path)
+    result = record(tmp_path, upstream)
+    assert_no_crash(result, 1)
+    assert (
+        f"the upstream {upstream.base_url}/chat/completions answered 200 with a body flowproof "
+        "does not read (choices[0].message.content: NaN is not a JSON number; write a number or "
+        "null): "
+    ) in result.stderr, result.stderr
+    assert not (tmp_path / TRACE).exists()
+
+
 def after_first_response(value: str) -> Callable[[str], str]:
     """The trace text with `"n": <value>` as the first key of its first response body."""
     return lambda trace: trace.replace('"response": {', f'"response": {{"n": {value}, ', 1)

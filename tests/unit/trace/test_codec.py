@@ -66,6 +66,19 @@ def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
 
 
+def test_a_trace_replay_could_not_read_back_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.trace.json"
+    unreadable = Trace.from_turns((Turn("openai_chat", {"t": float("nan")}, {}),), "0.1.0")
+    with pytest.raises(TraceError) as caught:
+        write_trace(path, unreadable)
+    assert str(caught.value) == (
+        f"{path}: refusing to write a trace flowproof could not read back (lanes.model[0]."
+        "request.t: NaN is not a JSON number; write a number or null); the previous trace, if "
+        "any, is unchanged"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
     write_trace(
