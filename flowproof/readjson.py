@@ -9,8 +9,10 @@ whatever walks the value next, and integers too long for Python's integer-string
 ValueError). `read_json` refuses each of them with an `UnreadableJson` naming the path in the
 document where it is, so every caller turns it into its own clear error instead of a crash.
 
-One pass over the text's tokens finds all four, with the path: the structural characters,
-the strings (keys are recognised by their place), the bare constants and the numbers.
+The parser itself refuses the constants, the duplicated keys and the long integers, and the
+depth is counted from the brackets outside strings; only when one of them is found does a
+slower pass over the text's tokens (structure, strings, constants, numbers) locate it, so the
+error can name the path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 MAX_DEPTH = 128
@@ -31,9 +34,14 @@ _SHOWN_PATH_PARTS = 12
 """How much of a path an error shows: a path as deep as the limit would be hundreds of
 characters of `[0]`."""
 
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+"""A JSON string, escapes included (unrolled, so a long string is matched in one sweep)."""
+_STRINGS = re.compile(_STRING, re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _TOKEN = re.compile(
-    r'"(?:[^"\\]|\\.)*"'  # a string (key or value), escapes included
-    r"|[\[\]{},]"  # structure
+    _STRING  # a string (a key or a value)
+    + r"|[\[\]{},]"  # structure
     r"|NaN|-?Infinity"  # constants Python accepts and JSON does not
     r"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?",  # a number, consumed whole
     re.DOTALL,
@@ -56,22 +64,36 @@ class UnreadableJson(ValueError):
 def read_json(text: str) -> Any:
     """The JSON value of `text`, or UnreadableJson (a ValueError) saying why and where."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise UnreadableJson(str(exc), syntax=True) from None
     except (RecursionError, ValueError):
-        value = _UNREAD  # too deep, a refused constant or a too-long integer: located below
-    _scan(text)
-    if value is _UNREAD:  # the scan found nothing the parser choked on: say what it said
-        raise UnreadableJson("not readable JSON")
+        value = _UNREAD  # too deep, NaN, a key twice or a too-long integer: located below
+    if value is _UNREAD or _depth(text) > MAX_DEPTH:
+        _scan(text)  # slower, and run only when there is something to find: raises with the path
+        raise UnreadableJson("not readable JSON")  # the parser refused what the scan did not
     return value
 
 
 _UNREAD = object()
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse(name: str) -> Any:
     raise ValueError(name)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key twice")
+    return value
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting in `text`, counted without the strings (a bracket in a string is
+    text); the common case, a readable document, costs no walk in Python."""
+    brackets = _BRACKET.findall(_STRINGS.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 @dataclass(slots=True)

@@ -24,6 +24,8 @@ def test_values_within_the_limits_read_as_json_does() -> None:
     text = '{"a": [1, -2.5e3, "x\\"y", {"b": null}], "k\\u00e9y": true, "n": ' + "9" * 4300 + "}"
     assert read_json(text) == json.loads(text)
     assert read_json(nested(MAX_DEPTH)) == json.loads(nested(MAX_DEPTH))
+    brackets = '{"a": "' + "[{" * 500 + '\\"]"}'  # brackets in a string are text, not nesting
+    assert read_json(brackets) == json.loads(brackets)
 
 
 def test_one_level_past_the_limit_is_refused_with_its_path() -> None:
