@@ -50,6 +50,12 @@ def test_two_specs_that_would_share_a_trace_are_refused_naming_both(
             f"{TRACE}; rename one of the two specs (a trace is named after its spec)\n"
         ) in result.stderr, result.stderr
     assert upstream.received == [] and not (tmp_path / TRACE).exists()
+    (tmp_path / TRACE).write_text("{}")  # the lint asks which spec replays a trace: both would
+    linted = flowproof("trace", "lint", cwd=tmp_path)
+    assert_no_crash(linted, 2)
+    assert "specs/booking.yaml: specs/booking.yml would record into the same trace" in (
+        linted.stderr
+    ), linted.stderr
 
 
 DEEP_SCRIPT = [calls(tool_call("create_booking", DEEP_ARGUMENTS)), text("Booked.")]
