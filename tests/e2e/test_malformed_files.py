@@ -86,9 +86,12 @@ def deep_trace(tmp_path: Path, upstream: ScriptedUpstream) -> Path:
 
 
 def test_deeply_nested_arguments_in_a_trace_are_a_failed_step_at_replay(deep_trace: Path) -> None:
-    result = flowproof("run", "specs", cwd=deep_trace)
+    reports = ("--html", "run.html", "--markdown", "run.md", "--junit", "junit.xml")
+    result = flowproof("run", "specs", *reports, cwd=deep_trace)
     assert_no_crash(result, 1)
     assert UNREADABLE in result.stderr, result.stderr
+    for report in reports[1::2]:  # rendered, the arguments shown as the text they are
+        assert "[[[[[[[[" in (deep_trace / report).read_text(), report
 
 
 def test_deeply_nested_arguments_in_a_trace_are_a_change_in_diff(deep_trace: Path) -> None:
