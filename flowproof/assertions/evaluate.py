@@ -254,7 +254,7 @@ def _mismatches(indices: list[int], calls: Sequence[JudgedCall], resolved: _Reso
 def _mismatch(call: JudgedCall, resolved: _Resolved) -> str:
     """What the call held at each clause that failed: `flight.id = "KQ999" and seat is absent`."""
     if not _is_json(call):
-        return f"its arguments are not JSON: {_quote(call.raw_arguments)}"
+        return f"its arguments {_not_json(call)}: {_quote(call.raw_arguments)}"
     held = []
     for clause, value in resolved:
         found = lookup(call.arguments, clause.path)
@@ -307,7 +307,11 @@ def _is_json(call: JudgedCall) -> bool:
 def _arguments(call: JudgedCall) -> str:
     if _is_json(call):
         return _truncate(json_text(call.arguments))
-    return f"arguments that are not JSON: {_quote(call.raw_arguments)}"
+    return f"arguments that {_not_json(call)}: {_quote(call.raw_arguments)}"
+
+
+def _not_json(call: JudgedCall) -> str:
+    return f"cannot be read ({call.unreadable})" if call.unreadable else "are not JSON"
 
 
 def _at(calls: Sequence[JudgedCall], index: int, *, with_name: bool = False) -> str:

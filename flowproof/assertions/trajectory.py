@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,9 @@ class ToolCall:
     """The arguments exactly as they crossed the wire."""
     turn: int
     """Index of the turn (in arrival order) whose response carried this call."""
+    unreadable: str = ""
+    """Why JSON arguments were refused (too deeply nested, NaN, a key twice), with the path;
+    empty when they were read, or are simply not JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,8 @@ class ExecutedCall:
     """Its 1-based place among the calls of its server's lane."""
     mocked: bool
     """Whether flowproof answered it from a spec mock instead of the recorded server."""
+    unreadable: ClassVar[str] = ""
+    """Always empty: the stand-in read these arguments as part of a JSON-RPC message."""
 
     @property
     def name(self) -> str:

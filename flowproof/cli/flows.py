@@ -34,7 +34,7 @@ from flowproof.report.terminal import error_lines, flow_lines, indent, summary_l
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec
-from flowproof.spec.suite import SUITE_FILE
+from flowproof.spec.suite import is_spec_file
 from flowproof.trace.store import load_trace
 from flowproof.words import plural
 
@@ -120,9 +120,19 @@ def run_flows(
 
 
 def _runs_root(given: str | None) -> Path:
+    """The runs directory, refused before any flow runs when no record could be written there
+    (only the record at the end of the run would otherwise find out)."""
     root = runs_dir(given, os.environ)
     if root.exists() and not root.is_dir():
         raise ConfigError(f"{root}: the runs directory is a file; give --runs-dir a directory")
+    for part in (root, *root.parents):
+        if part.is_symlink() and not part.exists():
+            target = os.readlink(part)
+            raise ConfigError(
+                f"{root}: the runs directory cannot be created: {part} is a symbolic link to "
+                f"{target}, which does not exist; create {target}, or give --runs-dir a "
+                "directory"
+            )
     return root
 
 
@@ -305,13 +315,7 @@ def find_specs(paths: Iterable[str]) -> list[Path]:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found.extend(
-                sorted(
-                    p
-                    for p in path.rglob("*")
-                    if p.suffix in (".yaml", ".yml") and p.name != SUITE_FILE and p.is_file()
-                )
-            )
+            found.extend(sorted(p for p in path.rglob("*") if is_spec_file(p) and p.is_file()))
         else:
             raise ConfigError(f"{raw}: no such file or directory")
     if not found:

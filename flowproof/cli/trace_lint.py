@@ -17,7 +17,7 @@ from flowproof.assertions.secrets import SecretLeakAssertion
 from flowproof.cli.output import out
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED, ConfigError
 from flowproof.spec.load import load_spec
-from flowproof.spec.suite import SUITE_FILE, find_suite
+from flowproof.spec.suite import SPEC_SUFFIXES, find_suite, is_spec_file, refuse_shared_trace
 from flowproof.trace.lint import Finding, lint_lanes, rules_for
 from flowproof.trace.store import TRACE_SUFFIX, load_trace, trace_path_for
 from flowproof.words import plural
@@ -37,13 +37,7 @@ def lint_command(paths: tuple[str, ...]) -> None:
     for trace in traces:
         findings += _lint_one(trace)
     specs = sorted(
-        {
-            s
-            for root in roots
-            if root.is_dir()
-            for s in root.rglob("*.y*ml")
-            if s.suffix in (".yaml", ".yml") and s.name != SUITE_FILE
-        }
+        {s for root in roots if root.is_dir() for s in root.rglob("*.y*ml") if is_spec_file(s)}
     )
     without = [spec for spec in specs if not trace_path_for(spec).exists()]
     for finding in findings:
@@ -60,6 +54,7 @@ def _lint_one(trace: Path) -> list[Finding]:
     spec = _spec_of(trace)
     if spec is None:
         return [Finding(str(trace), "(file)", "an orphan trace: no spec beside it replays it")]
+    refuse_shared_trace(spec)
     loaded = load_spec(spec)
     suite = find_suite(spec, Path.cwd())
     secrets = {
@@ -75,7 +70,7 @@ def _lint_one(trace: Path) -> list[Finding]:
 
 def _spec_of(trace: Path) -> Path | None:
     stem = trace.name[: -len(TRACE_SUFFIX)]
-    for suffix in (".yaml", ".yml"):
+    for suffix in SPEC_SUFFIXES:
         candidate = trace.with_name(stem + suffix)
         if candidate.is_file():
             return candidate

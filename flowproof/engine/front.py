@@ -31,7 +31,7 @@ from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
-from flowproof.spec.suite import find_suite
+from flowproof.spec.suite import find_suite, refuse_shared_trace
 from flowproof.trace.store import trace_path_for
 
 
@@ -87,6 +87,7 @@ def open_flow(source: Path | LoadedSpec, options: RunOptions) -> OpenedFlow:
     if isinstance(source, LoadedSpec):
         loaded, suite = source, None
     else:
+        refuse_shared_trace(source)
         suite = find_suite(source, Path.cwd())
         loaded = load_spec(source)
     context = flow_context(loaded, suite, environ)

@@ -20,6 +20,7 @@ from flowproof.dialects.base import Dialect
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import compared
+from flowproof.readjson import read_json
 from flowproof.spellings import CUT, clip
 
 """The lane of every divergence at the model boundary."""
@@ -179,7 +180,7 @@ def _leaf(where: str, recorded: Any, replayed: Any) -> Difference:
 def _json_inside(where: str, recorded: str, replayed: str) -> Difference | None:
     """Diff two strings that both hold JSON containers (tool-call arguments) field by field."""
     try:
-        a, b = json.loads(recorded), json.loads(replayed)
+        a, b = read_json(recorded), read_json(replayed)
     except ValueError:
         return None
     if not isinstance(a, dict | list) or not isinstance(b, dict | list):

@@ -12,7 +12,6 @@ among its built-in kinds).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from flowproof.mcp.lane import (
     tool_name,
 )
 from flowproof.mcp.rows import McpTimelineEntry
+from flowproof.readjson import read_json
 from flowproof.report.view import McpEventView, McpLaneView, block
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
@@ -205,7 +205,7 @@ def _format_3_row(row: Document, kind: str, call: int | None) -> Document:
 
 def _parsed(text: Any) -> Document:
     try:
-        value = json.loads(text) if isinstance(text, str) else None
+        value = read_json(text) if isinstance(text, str) else None
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {}

@@ -27,6 +27,7 @@ from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import ModelCall
+from flowproof.readjson import UnreadableJson, read_json
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES, Redactor
 from flowproof.spellings import clip
 from flowproof.trace.model import Turn
@@ -197,11 +198,13 @@ class ForwardBackend:
             self.traffic.fail(f"the upstream {url} answered {status}: {self._scrub(text)}")
             return Answer(status, _json_or_text(self._scrub(text)), dict(NO_RETRY))
         try:
-            response = json.loads(text)
-        except ValueError:
+            response = read_json(text)
+        except UnreadableJson as exc:
+            # NaN, a duplicated key or nesting past the reader's depth would make a trace
+            # that no replay reads back: the record fails here, saying what and where.
+            problem = "that is not JSON" if exc.syntax else f"flowproof does not read ({exc})"
             self.traffic.fail(
-                f"the upstream {url} answered {status} with a body that is not JSON: "
-                f"{self._scrub(text)}"
+                f"the upstream {url} answered {status} with a body {problem}: {self._scrub(text)}"
             )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
         stored = self.normalizer.to_placeholders(response)

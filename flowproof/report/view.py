@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from flowproof.lanes import MODEL_LANE
+from flowproof.readjson import read_json
 from flowproof.runrecord.model import (
     ControlRecord,
     DivergenceRecord,
@@ -433,7 +434,7 @@ def block(value: Any) -> Block:
     parsed, is_json = value, not isinstance(value, str)
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
+            parsed = read_json(value)
             is_json = isinstance(parsed, dict | list)
         except ValueError:
             is_json = False

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from flowproof import __version__
 from flowproof.errors import RunRecordError
 from flowproof.files import write_text_atomic
+from flowproof.readjson import read_json
 from flowproof.redaction import Redactor
 from flowproof.runrecord.migrate import MIGRATIONS
 from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
@@ -51,16 +52,21 @@ def load_run_record(path: Path) -> RunRecord:
     if path.is_dir():
         path = path / RECORD_FILE
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise RunRecordError(f"{path}: not a readable run record ({exc})") from None
     return parse_run_record(document, str(path))
 
 
 def parse_run_record(document: object, source: str) -> RunRecord:
-    version = document.get("format_version") if isinstance(document, dict) else None
-    if not isinstance(document, dict) or not isinstance(version, int):
+    if not isinstance(document, dict) or "format_version" not in document:
         raise RunRecordError(f"{source}: not a flowproof run record (no format_version)")
+    version = document["format_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RunRecordError(
+            f"{source}: not a flowproof run record: its format_version is "
+            f"{json.dumps(version)}, not a whole number from 1 to {FORMAT_VERSION}"
+        )
     if version > FORMAT_VERSION:
         raise RunRecordError(
             f"{source}: written by a newer flowproof (format {version}); upgrade flowproof: "

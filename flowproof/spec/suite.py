@@ -19,8 +19,10 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
+from flowproof.errors import SpecError
 from flowproof.spec.load import Location, validated
 from flowproof.spec.model import IgnoredFields, Normalized, _Strict
+from flowproof.trace.store import trace_path_for
 
 SUITE_FILE = "flowproof.yaml"
 
@@ -97,3 +99,36 @@ def find_suite(spec_path: Path, top: Path) -> Suite | None:
 def load_suite(path: Path) -> Suite:
     settings, lines = validated(path, SuiteSpec)
     return Suite(path, settings, lines)
+
+
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+def is_spec_file(path: Path) -> bool:
+    """A spec by its name: YAML, and not the suite settings file."""
+    return path.suffix in SPEC_SUFFIXES and path.name != SUITE_FILE
+
+
+def refuse_shared_trace(spec: Path) -> None:
+    """Refuse a spec whose trace another spec beside it would record into too: `booking.yaml`
+    and `booking.yml`, or names that differ only in case (one file on macOS and Windows).
+    Each recording would overwrite the other's evidence, and replay would judge one flow by
+    the other's recording, so neither runs until one is renamed."""
+    trace = trace_path_for(spec)
+    try:
+        siblings = sorted(spec.parent.iterdir())
+    except OSError:
+        return  # an unreadable directory is reported when the spec itself is read
+    for other in siblings:
+        if (
+            is_spec_file(other)
+            and other.name != spec.name
+            and trace_path_for(other).name.casefold() == trace.name.casefold()
+            and other.is_file()
+        ):
+            raise SpecError(
+                spec,
+                None,
+                f"{other} would record into the same trace, {trace}",
+                "rename one of the two specs (a trace is named after its spec)",
+            )

@@ -23,6 +23,7 @@ from typing import Any
 from flowproof import __version__
 from flowproof.errors import TraceError
 from flowproof.lanes import MODEL_LANE
+from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.kinds import LaneKind, Malformed, expect, field, kind_named, known_kinds
 from flowproof.trace.model import Lane, Trace
 
@@ -33,10 +34,11 @@ Document = dict[str, Any]
 
 
 def _migrate_1_to_2(document: Document) -> Document:
-    """Format 1 knew only model turns: they become the `model` lane."""
+    """Format 1 knew only model turns: they become the `model` lane. A format-1 file without
+    them is malformed, never an empty trace (replaying nothing would prove nothing)."""
     migrated = {key: value for key, value in document.items() if key != "turns"}
     migrated["format_version"] = 2
-    migrated["lanes"] = {MODEL_LANE: document.get("turns", [])}
+    migrated["lanes"] = {MODEL_LANE: field(document, "turns", "the trace")}
     return migrated
 
 
@@ -73,34 +75,29 @@ def decode(text: str, source: str) -> Trace:
     """A trace from its JSON text. Every way the text can fail to be a trace is a TraceError
     naming `source` and the field at fault (`lanes.model[1]: no 'request' field`)."""
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceError(
-            f"{source}: not a readable trace ({exc}); re-record it with `flowproof record`"
-        ) from None
-    except RecursionError:
-        raise TraceError(
-            f"{source}: not a readable trace (nested too deeply); re-record it with "
-            "`flowproof record`"
-        ) from None
+        document = read_json(text)
+    except UnreadableJson as exc:
+        problem = (
+            f"not a readable trace ({exc.problem})" if exc.syntax else f"malformed trace: {exc}"
+        )
+        raise TraceError(f"{source}: {problem}; re-record it with `flowproof record`") from None
     if not isinstance(document, dict) or "format_version" not in document:
         raise TraceError(f"{source}: not a flowproof trace (no format_version)")
     try:
         written_as = _format_version(document)
         document = migrate(document, source)
         version = expect(document.get("flowproof_version", ""), str, "flowproof_version")
+        named = expect(field(document, "lanes", "the trace"), dict, "lanes")
+        # Every recording has model turns (record refuses a flow that made no request), so a
+        # trace without its model lane was cut or hand-edited: refused, not replayed as empty.
+        field(named, MODEL_LANE, "lanes")
         lanes = tuple(
-            _decode_lane(name, entries, source, written_as)
-            for name, entries in expect(
-                field(document, "lanes", "the trace"), dict, "lanes"
-            ).items()
+            _decode_lane(name, entries, source, written_as) for name, entries in named.items()
         )
     except Malformed as exc:
         raise TraceError(
             f"{source}: malformed trace: {exc}; re-record it with `flowproof record`"
         ) from None
-    if not any(lane.name == MODEL_LANE for lane in lanes):
-        lanes = (Lane(MODEL_LANE, ()), *lanes)
     return Trace(lanes=lanes, flowproof_version=version)
 
 

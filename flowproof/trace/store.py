@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flowproof.errors import TraceError
 from flowproof.files import write_text_atomic
+from flowproof.readjson import UnreadableJson, read_json
 from flowproof.spellings import appears
 from flowproof.trace import codec
 from flowproof.trace.model import Trace
@@ -50,4 +51,11 @@ def write_trace(path: Path, trace: Trace, *, secrets: Mapping[str, str] | None =
                 f"{path}: refusing to write a trace that contains the value of {name}; "
                 "the previous trace, if any, is unchanged"
             )
+    try:  # what record writes, replay must read: an agent's body may hold a NaN, say
+        read_json(text)
+    except UnreadableJson as exc:
+        raise TraceError(
+            f"{path}: refusing to write a trace flowproof could not read back ({exc}); "
+            "the previous trace, if any, is unchanged"
+        ) from None
     write_text_atomic(path, text)

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 
 from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.model import Turn, TurnFacts
 
 
@@ -20,7 +21,7 @@ def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
     calls = []
     for number, turn in enumerate(turns):
         for name, raw in _facts(turn).tool_calls:
-            calls.append(ToolCall(name=name, arguments=_parse(raw), raw_arguments=raw, turn=number))
+            calls.append(_tool_call(name, raw, number))
     if not turns:
         return Trajectory(tuple(calls), None, "no model turns were served")
     last = main_thread(turns)[-1]
@@ -54,8 +55,11 @@ def _facts(turn: Turn) -> TurnFacts:
     return facts
 
 
-def _parse(raw: str) -> object:
+def _tool_call(name: str, raw: str, turn: int) -> ToolCall:
+    """The call with its arguments parsed; arguments that are not JSON, or that the JSON reader
+    refuses (too deeply nested for any walk over them, say), stay the raw string, judged as
+    unreadable rather than crashing the judge."""
     try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+        return ToolCall(name, read_json(raw), raw, turn)
+    except UnreadableJson as exc:
+        return ToolCall(name, raw, raw, turn, unreadable="" if exc.syntax else str(exc))

@@ -205,7 +205,10 @@ def main():
                 "create_booking": create_booking,
                 "check_visa": check_visa,
             }[call.function.name]
-            result = handler(**json.loads(call.function.arguments))
+            try:
+                result = handler(**json.loads(call.function.arguments))
+            except RecursionError:  # a careful agent tells the model it cannot read them
+                result = {"error": "the arguments are nested too deeply to read"}
             messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}
             )

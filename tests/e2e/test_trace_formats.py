@@ -70,3 +70,18 @@ def test_a_latin_1_trace_is_refused_naming_the_file(tmp_path: Path) -> None:
     )
     assert "re-record it rather than edit it" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_format_1_trace_without_its_turns_is_malformed_not_empty(tmp_path: Path) -> None:
+    install(tmp_path, FIXTURES[0])
+    trace = tmp_path / "specs" / "flow.trace.json"
+    document = json.loads(trace.read_text())
+    del document["turns"]
+    trace.write_text(json.dumps(document))
+    result = flowproof("run", "specs", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert (
+        f"{Path('specs') / 'flow.trace.json'}: malformed trace: the trace has no 'turns' field; "
+        "re-record it with `flowproof record`"
+    ) in result.stderr
+    assert "Traceback" not in result.output

@@ -280,6 +280,20 @@ def test_arguments_that_are_not_json_satisfy_no_clause() -> None:
     )
 
 
+def test_arguments_the_reader_refuses_fail_a_clause_and_a_forbidding_step_saying_why() -> None:
+    raw, why = "[" * 300 + "]" * 300, "[0][0]… (126 levels more): too deeply nested"
+    trajectory = make_trajectory(ToolCall("transfer", raw, raw, 0, unreadable=why))
+    [judged] = run(trajectory, "assert_tool_call: transfer where amount exists")
+    assert judged.message.endswith(
+        f' — transfer was called once, but its arguments cannot be read ({why}): "{"[" * 200}…"'
+    )
+    [forbidden] = run(trajectory, "assert_no_tool_call: transfer")
+    assert forbidden.message.endswith(
+        f" — the model asked for transfer (call 1 of 1) with arguments that cannot be read ({why}):"
+        f' "{"[" * 200}…"'
+    )
+
+
 def test_arguments_that_are_not_json_still_satisfy_a_bare_tool_step() -> None:
     trajectory = make_trajectory(make_raw_call("create_booking", "flight=KQ311"))
     assert run(trajectory, "assert_tool_call: create_booking")[0].passed

@@ -160,3 +160,9 @@ def test_a_difference_reads_as_one_line() -> None:
     assert str(Difference("p", '"x"', '"y"', "texts differ from character 9")) == (
         'p: texts differ from character 9: recorded "x", replayed "y"'
     )
+
+
+def test_arguments_too_deep_to_read_are_compared_as_text_not_a_crash() -> None:
+    recorded, replayed = "[" * 2000 + "]" * 2000, "[" * 2000 + "1" + "]" * 2000
+    found = find_difference({"args": recorded}, {"args": replayed})
+    assert found is not None and found.path == "args"

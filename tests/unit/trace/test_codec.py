@@ -66,6 +66,19 @@ def test_a_secret_value_is_never_written(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind either
 
 
+def test_a_trace_replay_could_not_read_back_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.trace.json"
+    unreadable = Trace.from_turns((Turn("openai_chat", {"t": float("nan")}, {}),), "0.1.0")
+    with pytest.raises(TraceError) as caught:
+        write_trace(path, unreadable)
+    assert str(caught.value) == (
+        f"{path}: refusing to write a trace flowproof could not read back (lanes.model[0]."
+        "request.t: NaN is not a JSON number; write a number or null); the previous trace, if "
+        "any, is unchanged"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None:
     path = tmp_path / "t.trace.json"
     write_trace(
@@ -82,6 +95,7 @@ def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None
     ("document", "problem"),
     [
         ({"format_version": "2", "lanes": {}}, 'format_version is "2" (a string), not an integer'),
+        ({"format_version": 3.0, "lanes": {}}, "format_version is 3.0 (a number), not an integer"),
         (
             {"format_version": True, "lanes": {}},
             "format_version is true (a boolean), not an integer",
@@ -124,10 +138,29 @@ def test_a_malformed_trace_names_the_file_and_the_field(document: dict, problem:
 
 
 def test_a_trace_nested_too_deeply_is_unreadable_not_a_crash() -> None:
-    with pytest.raises(
-        TraceError, match=r"^x.trace.json: not a readable trace \(nested too deeply\)"
-    ):
+    with pytest.raises(TraceError) as caught:
         codec.decode("[" * 100_000 + "]" * 100_000, "x.trace.json")
+    assert str(caught.value) == (
+        "x.trace.json: malformed trace: [0][0][0][0][0][0][0][0][0][0][0][0]… (116 levels "
+        "more): too deeply nested (more than 128 levels of objects and lists); re-record it "
+        "with `flowproof record`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ({"format_version": 1, "flowproof_version": "0.1"}, "the trace has no 'turns' field"),
+        ({"format_version": 3, "lanes": {"mcp.files": []}}, "lanes has no 'model' field"),
+    ],
+    ids=["format-1-without-turns", "without-a-model-lane"],
+)
+def test_a_trace_missing_its_turns_is_malformed_not_empty(document: dict, problem: str) -> None:
+    with pytest.raises(TraceError) as caught:
+        codec.decode(json.dumps(document), "x.trace.json")
+    assert str(caught.value) == (
+        f"x.trace.json: malformed trace: {problem}; re-record it with `flowproof record`"
+    )
 
 
 def test_mcp_lanes_round_trip_with_every_kind_of_entry() -> None:

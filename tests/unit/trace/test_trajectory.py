@@ -46,6 +46,20 @@ def test_tool_calls_in_arrival_order_with_parsed_or_raw_arguments() -> None:
     assert trajectory.reply == "done"
 
 
+def test_arguments_the_json_reader_refuses_stay_raw_with_the_reason() -> None:
+    deep, nan = "[" * 2000 + "]" * 2000, '{"amount": NaN}'
+    trajectory = build_trajectory([make_turn("sys", calls=(("a", deep), ("b", nan), ("c", "x")))])
+    assert [(c.arguments, c.unreadable) for c in trajectory.tool_calls] == [
+        (
+            deep,
+            "[0][0][0][0][0][0][0][0][0][0][0][0]… (116 levels more): too deeply nested (more "
+            "than 128 levels of objects and lists)",
+        ),
+        (nan, "amount: NaN is not a JSON number; write a number or null"),
+        ("x", ""),  # simply not JSON: no reason to give beyond that
+    ]
+
+
 def test_last_turn_a_tool_call_means_no_reply() -> None:
     trajectory = build_trajectory([make_turn("sys", calls=(("search", "{}"),))])
     assert trajectory.reply is None
