@@ -266,15 +266,17 @@ def test_content_length_with_transfer_encoding_is_refused_and_nothing_smuggled_s
         return await echo(request)
 
     # A reader going by Content-Length sees one request; one going by chunked sees two.
-    smuggled = b"POST /v1/smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+    smuggled = (
+        b"POST /v1/smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
     body = b"0\r\n\r\n" + smuggled
     raw = POST + b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n" % len(body) + body
     data, refusals = serve_and_send(raw, recording)
+    assert seen == []  # neither the request nor the one smuggled behind it reached the handler
     assert data.startswith(b"HTTP/1.1 400 Bad Request\r\n") and b"Connection: close" in data
     assert [answer["error"]["message"] for answer in bodies(data)] == [
         "the request has both Content-Length and Transfer-Encoding; send one of them"
     ]
-    assert seen == []  # neither the request nor the one smuggled behind it reached the handler
     assert refusals == [
         Refusal(
             400,
@@ -286,7 +288,7 @@ def test_content_length_with_transfer_encoding_is_refused_and_nothing_smuggled_s
 
 
 def test_a_70_kb_head_in_one_send_is_refused_431() -> None:
-    raw = POST + b"X-Big: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\n\r\n"
+    raw = POST + b"X-Big: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     data, refusals = serve_and_send(raw)
     assert data.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
     why = f"the request line and headers are over {http.MAX_HEAD_BYTES} bytes"
