@@ -33,9 +33,12 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from http import HTTPStatus
+from typing import TypeVar, overload
 from urllib.parse import unquote
 
 from flowproof._tasks import create_task
+
+_T = TypeVar("_T")
 
 LOOPBACK = "127.0.0.1"
 MAX_HEAD_BYTES = 64 * 1024
@@ -65,6 +68,16 @@ class Headers(Mapping[str, str]):
 
     def __getitem__(self, name: str) -> str:
         return self._by_lower[name.lower()][1]
+
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+    @overload
+    def get(self, name: str, /, default: str | _T) -> str | _T: ...
+    def get(self, name: str, /, default: object = None) -> object:
+        # Mapping.get goes through a KeyError for every header a request does not send, and
+        # the parser asks for several on every request.
+        found = self._by_lower.get(name.lower())
+        return default if found is None else found[1]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._by_lower
@@ -249,7 +262,7 @@ class _Connection(asyncio.Protocol):
         transport.write(_encode(response, keep_alive, head_only=request.method == "HEAD"))
         self._busy = False
         self._task = None
-        if keep_alive:
+        if keep_alive and self._parser.pending:
             self._next()
         if not keep_alive or (self._client_done and not self._busy):
             transport.close()
@@ -332,6 +345,11 @@ class RequestParser:
 
     def feed(self, data: bytes) -> None:
         self._buffer += data
+
+    @property
+    def pending(self) -> bool:
+        """Bytes have arrived that no request returned so far has used."""
+        return len(self._buffer) > self._at
 
     def take_continue(self) -> bool:
         """True once per request whose head asked for `100 Continue` while its body is not
@@ -560,6 +578,8 @@ def _check_chunked(transfer_encoding: str, version: str) -> None:
 def _content_length(value: str) -> int:
     """Digits only (no sign, no `_`, no spaces inside); a list of equal values is one value,
     differing values are refused (RFC 9112 §6.3)."""
+    if value.isascii() and value.isdigit() and len(value) <= 18:  # what every client sends
+        return int(value)
     values = {item.strip(" \t") for item in value.split(",")}
     if len(values) > 1:
         raise ServerError(400, f"Content-Length has differing values: {value!r}")
