@@ -124,8 +124,7 @@ async def serve(handler: Handler, port: int = 0, *, traffic: Traffic) -> tuple[S
     def refused(refusal: http.Refusal) -> None:
         traffic.requests.append((refusal.method, refusal.target, MALFORMED))
         number = len(traffic.requests)
-        why = refusal.why
-        traffic.refuse(Refused(number, refusal.method, refusal.target, refusal.status, why))
+        traffic.refuse(Refused(number, refusal.method, refusal.target, refusal.status, refusal.why))
 
     server = await http.serve(handler, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
     return server, server.port
