@@ -122,9 +122,9 @@ async def serve(handler: Handler, port: int = 0, *, traffic: Traffic) -> tuple[S
     A request the server refuses before the handler could see it fails the flow in `traffic`."""
 
     def refused(refusal: http.Refusal) -> None:
-        traffic.requests.append((refusal.method, refusal.target, MALFORMED))
+        traffic.requests.append((refusal.method, refusal.path, MALFORMED))
         number = len(traffic.requests)
-        traffic.refuse(Refused(number, refusal.method, refusal.target, refusal.status, refusal.why))
+        traffic.refuse(Refused(number, refusal.method, refusal.path, refusal.status, refusal.why))
 
     server = await http.serve(handler, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
     return server, server.port

@@ -136,8 +136,8 @@ class Refusal:
     why: str
     method: str
     """As the request line said, or "?" when it could not be read."""
-    target: str
-    """As the request line said (`/v1/messages?beta=true`), or "?"."""
+    path: str
+    """The request's path (`/v1/messages`, without the query, which may carry a key), or "?"."""
 
 
 @dataclass
@@ -290,6 +290,7 @@ _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([^\x00-\x20\x7f]+) (HTTP/[0-9]
 _FIELD = _TOKEN + rb":[^\x00-\x08\x0a-\x1f\x7f]*"
 _FIELD_LINE = re.compile(_FIELD)
 _FIELD_LINES = re.compile(rb"(?:" + _FIELD + rb"\r\n)*")
+_FIELD_RULES = " (a token name, no space before the colon, no folding, no bare CR or LF)"
 _QUOTED = rb'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[\t -~\x80-\xff])*"'
 _CHUNK_EXTENSION = (
     rb"[ \t]*;[ \t]*" + _TOKEN + rb"(?:[ \t]*=[ \t]*(?:" + _TOKEN + rb"|" + _QUOTED + rb"))?"
@@ -358,15 +359,15 @@ class RequestParser:
         return wanted
 
     def request_line(self) -> tuple[str, str]:
-        """Method and target of the request in progress, "?" for what could not be read (to
-        name a refused request)."""
+        """Method and path (without the query, which may carry a key) of the request in
+        progress, "?" for what could not be read: what names a refused request."""
         if self._head is not None:
-            return self._head.method, self._head.target
+            return self._head.method, _path(self._head.target)
         line = bytes(self._buffer[self._at : self._at + MAX_HEAD_BYTES]).split(b"\r\n", 1)[0]
         matched = _REQUEST_LINE.fullmatch(line)
         if matched is None:
             return "?", "?"
-        return matched[1].decode("latin-1"), matched[2].decode("latin-1")
+        return matched[1].decode("latin-1"), _path(matched[2].decode("latin-1"))
 
     def next_request(self) -> tuple[Request, bool] | None:
         """The next whole request and whether the connection stays open after it; None while
@@ -523,7 +524,8 @@ def _parse_head(head: bytes) -> _Head:
     request_line, _, fields = head.partition(b"\r\n")
     matched = _REQUEST_LINE.fullmatch(request_line)
     if matched is None:
-        raise ServerError(400, f"not an HTTP request line: {_shown(request_line)}")
+        # Without its query, which may carry a key.
+        raise ServerError(400, f"not an HTTP request line: {_shown(request_line.split(b'?')[0])}")
     method, target, version = (part.decode("latin-1") for part in matched.groups())
     if version not in ("HTTP/1.1", "HTTP/1.0"):
         raise ServerError(505, f"{version} is not served; use HTTP/1.1")
@@ -537,11 +539,17 @@ def _parse_head(head: bytes) -> _Head:
 
 def _check_fields(fields: bytes, kind: str) -> None:
     """Every CRLF-separated line of `fields` a field line: one pass in C, then, only for a
-    refusal, the first line that is not."""
-    if _FIELD_LINES.fullmatch(fields + b"\r\n") is None:
-        for line in fields.split(b"\r\n"):
-            if _FIELD_LINE.fullmatch(line) is None:
-                raise ServerError(400, f"not a {kind} line: {_shown(line)}")
+    refusal, the first line that is not, named by its field name and never its value (which
+    may be a key)."""
+    if _FIELD_LINES.fullmatch(fields + b"\r\n") is not None:
+        return
+    for number, line in enumerate(fields.split(b"\r\n"), 1):
+        if _FIELD_LINE.fullmatch(line) is None:
+            name, colon, _ = line.partition(b":")
+            which = (
+                f"{kind} line {number} ({_shown(name[:40])})" if colon else f"{kind} line {number}"
+            )
+            raise ServerError(400, f"{which} is not a `name: value` field{_FIELD_RULES}")
 
 
 def _framing(head: _Head) -> int | None:
@@ -662,11 +670,22 @@ def _run_data(buffer: bytearray, start: int, offset: int, size: int, count: int)
 
 
 def _request(head: _Head, body: bytes) -> Request:
-    target = head.target
-    if target.startswith(("http://", "https://")):  # absolute form: keep the path
-        target = "/" + target.split("/", 3)[3] if target.count("/") >= 3 else "/"
+    target = _origin_form(head.target)
     raw_path, _, query = target.partition("?")
     return Request(head.method, unquote(raw_path), query, target, head.headers, body)
+
+
+def _origin_form(target: str) -> str:
+    """`/v1/messages?beta=true`, also when a client sent `http://host/v1/messages?beta=true`."""
+    if target.startswith(("http://", "https://")):
+        return "/" + target.split("/", 3)[3] if target.count("/") >= 3 else "/"
+    return target
+
+
+def _path(target: str) -> str:
+    """The percent-decoded path of a request target, without the query (which may carry a
+    key): what names a refused request."""
+    return unquote(_origin_form(target).partition("?")[0])
 
 
 def _shown(line: bytes) -> str:

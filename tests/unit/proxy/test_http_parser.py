@@ -197,24 +197,35 @@ def test_trailers_are_bounded(whole: bool) -> None:
     assert refusal(*pieces) == (431, why)
 
 
+RULES = (
+    "is not a `name: value` field "
+    "(a token name, no space before the colon, no folding, no bare CR or LF)"
+)
+
+
 def test_a_malformed_trailer_is_refused() -> None:
-    raw = CHUNKED + b"0\r\nnot a field\r\n\r\n"
-    assert refusal(raw) == (400, "not a trailer field line: 'not a field'")
+    raw = CHUNKED + b"0\r\nX-Ok: 1\r\nnot a field\r\n\r\n"
+    assert refusal(raw) == (400, f"trailer field line 2 {RULES}")
 
 
 @pytest.mark.parametrize(
-    ("line", "shown"),
+    ("line", "named"),
     [
-        (b"X-A: 1\nX-B: 2", "'X-A: 1\\nX-B: 2'"),  # a bare LF is not a line end
-        (b"X-A : 1", "'X-A : 1'"),  # whitespace before the colon
-        (b" folded", "' folded'"),  # obs-fold
-        (b"X-A: a\rb", "'X-A: a\\rb'"),  # a bare CR
-        (b"X(A): 1", "'X(A): 1'"),  # not a token
+        (b"X-A: 1\nX-B: 2", " ('X-A')"),  # a bare LF is not a line end
+        (b"X-A : 1", " ('X-A ')"),  # whitespace before the colon
+        (b" folded", ""),  # obs-fold
+        (b"X-A: a\rb", " ('X-A')"),  # a bare CR
+        (b"X(A): 1", " ('X(A)')"),  # not a token
     ],
 )
-def test_a_header_line_outside_the_grammar_is_refused(line: bytes, shown: str) -> None:
+def test_a_header_line_outside_the_grammar_is_refused(line: bytes, named: str) -> None:
     raw = POST + line + b"\r\nContent-Length: 0\r\n\r\n"
-    assert refusal(raw) == (400, f"not a header line: {shown}")
+    assert refusal(raw) == (400, f"header line 2{named} {RULES}")
+
+
+def test_a_refused_header_line_is_named_never_shown() -> None:
+    raw = POST + b"Authorization : Bearer sk-live-0123456789\r\nContent-Length: 0\r\n\r\n"
+    assert refusal(raw) == (400, f"header line 2 ('Authorization ') {RULES}")
 
 
 @pytest.mark.parametrize(
@@ -222,6 +233,7 @@ def test_a_header_line_outside_the_grammar_is_refused(line: bytes, shown: str) -
     [
         (b"POST /v1/x HTTP/2.0", 505, "HTTP/2.0 is not served; use HTTP/1.1"),
         (b"POST /v1/x HTTP/1.1x", 400, "not an HTTP request line: 'POST /v1/x HTTP/1.1x'"),
+        (b"POST /v1/x?key=sk-1 HTTP/1.1x", 400, "not an HTTP request line: 'POST /v1/x'"),
         (b"POST  /v1/x HTTP/1.1", 400, "not an HTTP request line: 'POST  /v1/x HTTP/1.1'"),
         (b"PO\x01ST /v1/x HTTP/1.1", 400, "not an HTTP request line: 'PO\\x01ST /v1/x HTTP/1.1'"),
     ],
@@ -253,6 +265,11 @@ def test_a_refused_request_is_named_by_its_request_line() -> None:
     with pytest.raises(ServerError):
         parser.next_request()
     assert parser.request_line() == ("POST", "/v1/chat/completions")
+    keyed = RequestParser(1000)  # a query may carry a key: a refusal names the path only
+    keyed.feed(b"POST /v1/x%20y?key=sk-1 HTTP/1.1\r\nContent-Length: +1\r\n\r\n")
+    with pytest.raises(ServerError):
+        keyed.next_request()
+    assert keyed.request_line() == ("POST", "/v1/x y")
     garbage = RequestParser(1000)
     garbage.feed(b"GARBAGE\r\n\r\n")
     with pytest.raises(ServerError):

@@ -139,7 +139,9 @@ def test_a_malformed_request_line_is_refused_400() -> None:
 def test_a_bad_header_line_is_refused_400() -> None:
     data = exchange(b"POST /v1/x HTTP/1.1\r\nno colon here\r\n\r\n")
     assert data.startswith(b"HTTP/1.1 400 Bad Request\r\n")
-    assert "not a header line" in bodies(data)[0]["error"]["message"]
+    assert bodies(data)[0]["error"]["message"].startswith(
+        "header line 1 is not a `name: value` field"
+    )
 
 
 def test_a_handler_that_raises_is_a_500_and_the_connection_closes() -> None:
@@ -282,7 +284,7 @@ def test_content_length_with_transfer_encoding_is_refused_and_nothing_smuggled_s
             400,
             "the request has both Content-Length and Transfer-Encoding; send one of them",
             "POST",
-            "/v1/chat%20x/completions?beta=true",
+            "/v1/chat x/completions",
         )
     ]
 
