@@ -88,7 +88,7 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             return answer
 
     backend: Any = PerClient() if per_client else ReplayBackend(matcher, {}, app_traffic)
-    runner, port = await serve(make_app(backend, app_traffic))
+    runner, port = await serve(make_app(backend, app_traffic), traffic=app_traffic)
     report(
         port=port,
         load_ms=(loaded - started) * 1000,

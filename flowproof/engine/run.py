@@ -63,7 +63,9 @@ async def run_flow(
             ) as tool_boundary,
         ):
             try:
-                runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
+                runner, port = await serve(
+                    make_app(backend, traffic), spec.agent.proxy_port or 0, traffic=traffic
+                )
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
             driven = await (agent or drive)(context, port, traffic.fatal, tool_boundary)

@@ -4,8 +4,9 @@
 loopback with the proxy's own HTTP server (proxy/http.py). A request no backend can be asked
 about (a path no dialect serves, a method other than POST, a body that is empty, not JSON or
 not an object) is answered 4xx with `x-should-retry: false` and written into the traffic as
-refused, which fails the flow. `serve` binds to 127.0.0.1 only, because the proxy answers
-anyone who asks and must not be reachable off the machine.
+refused, which fails the flow; so is a request the HTTP server refuses before it is whole
+(ambiguous or malformed framing, a head over its limit). `serve` binds to 127.0.0.1 only,
+because the proxy answers anyone who asks and must not be reachable off the machine.
 
 A WebSocket upgrade on a model path (Codex CLI's Responses WebSocket transport) is answered
 426 at once and is NOT a failure: flowproof records and replays model calls over HTTP only,
@@ -33,6 +34,8 @@ LOOPBACK = http.LOOPBACK
 MAX_BODY_BYTES = 64 * 1024 * 1024
 WEBSOCKET = "websocket"
 """What `Traffic.requests` says served a WebSocket upgrade: the 426 refusal."""
+MALFORMED = "malformed"
+"""What `Traffic.requests` says served a request the HTTP server refused before it was whole."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +117,16 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
     return handle
 
 
-async def serve(handler: Handler, port: int = 0) -> tuple[Server, int]:
-    """Listen for `handler` on 127.0.0.1:`port` (0 = ephemeral); the server and its port."""
-    server = await http.serve(handler, port, max_body=MAX_BODY_BYTES)
+async def serve(handler: Handler, port: int = 0, *, traffic: Traffic) -> tuple[Server, int]:
+    """Listen for `handler` on 127.0.0.1:`port` (0 = ephemeral); the server and its port.
+    A request the server refuses before the handler could see it fails the flow in `traffic`."""
+
+    def refused(refusal: http.Refusal) -> None:
+        traffic.requests.append((refusal.method, refusal.path, MALFORMED))
+        number = len(traffic.requests)
+        traffic.refuse(Refused(number, refusal.method, refusal.path, refusal.status, refusal.why))
+
+    server = await http.serve(handler, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
     return server, server.port
 
 

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from flowproof.matching.match import TurnMatcher
-from flowproof.proxy.app import make_app, serve
+from flowproof.proxy.app import MALFORMED, make_app, serve
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
 from flowproof.traffic import Refused, Traffic
@@ -29,7 +29,7 @@ RESPONSE = {
 async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[list, Traffic]:
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
     replies = []
     try:
         async with aiohttp.ClientSession() as client:
@@ -75,7 +75,7 @@ async def send_raw(
     """One request the way a client outside any SDK sends it, then the served turn."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
     try:
         async with aiohttp.ClientSession() as client:
             async with client.request(method, f"http://127.0.0.1:{port}{path}", data=data) as reply:
@@ -126,6 +126,54 @@ def test_an_unservable_request_is_answered_4xx_and_fails_the_flow(
     assert traffic.fatal.is_set()  # like a divergence: the driver stops the agent
 
 
+async def send_malformed(raw: bytes) -> tuple[bytes, Traffic]:
+    """Bytes no HTTP client library would send, over a raw socket, then a well-formed request."""
+    traffic = Traffic()
+    backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
+    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(raw)
+        answered = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        async with aiohttp.ClientSession() as client:
+            url = f"http://127.0.0.1:{port}/v1/chat/completions"
+            async with client.post(url, json=REQUEST) as again:
+                assert again.status == 400  # the flow has failed: nothing more is served
+    finally:
+        await runner.cleanup()
+    return answered, traffic
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "why"),
+    [
+        (
+            b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 5\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            400,
+            "the request has both Content-Length and Transfer-Encoding; send one of them",
+        ),
+        (
+            b"POST /v1/chat/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"0x2\r\n{}\r\n0\r\n\r\n",
+            400,
+            "not a chunk-size line (hex digits only): '0x2'",
+        ),
+    ],
+)
+def test_a_request_the_http_server_refuses_fails_the_flow(
+    raw: bytes, status: int, why: str
+) -> None:
+    answered, traffic = asyncio.run(send_malformed(raw))
+    assert answered.startswith(b"HTTP/1.1 %d " % status)
+    path = "/v1/chat/completions"
+    assert traffic.requests[0] == ("POST", path, MALFORMED)
+    assert traffic.refused == [Refused(1, "POST", path, status, why)]
+    assert traffic.failures[0] == f"request 1 could not be served ({status}): POST {path}: {why}"
+    assert traffic.turns == [] and traffic.fatal.is_set()
+
+
 def test_unknown_path_is_a_named_404() -> None:
     replies, traffic = asyncio.run(exchange(REQUEST, path="/v1/embeddings"))
     assert replies[0][0] == 404
@@ -138,7 +186,7 @@ async def upgrade(path: str) -> tuple[int, dict[str, str], str, Traffic]:
     """A WebSocket handshake the way Codex CLI opens its Responses WebSocket transport."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher(()), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
     try:
         async with aiohttp.ClientSession() as client:
             async with client.get(
@@ -217,7 +265,7 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
 
     async def scenario() -> tuple[int, str, Traffic]:
         traffic = Traffic()
-        runner, port = await serve(make_app(Broken(), traffic))  # type: ignore[arg-type]
+        runner, port = await serve(make_app(Broken(), traffic), traffic=traffic)  # type: ignore[arg-type]
         try:
             async with aiohttp.ClientSession() as client:
                 async with client.post(
