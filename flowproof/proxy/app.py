@@ -27,7 +27,8 @@ from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
 from flowproof.lanes import MODEL_LANE
 from flowproof.proxy import http
-from flowproof.proxy.http import Handler, Request, Response, Server, json_response
+from flowproof.proxy.h1 import Request
+from flowproof.proxy.http import Handler, Response, Server, json_response
 from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = http.LOOPBACK

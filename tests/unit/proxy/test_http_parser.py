@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from flowproof.proxy.http import (
+from flowproof.proxy.h1 import (
     MAX_CHUNK_LINE_BYTES,
     MAX_HEAD_BYTES,
     MAX_TRAILER_BYTES,

@@ -7,7 +7,8 @@ import json
 import time
 
 from flowproof.proxy import http
-from flowproof.proxy.http import Headers, Refusal, Request, Response, json_response
+from flowproof.proxy.h1 import MAX_HEAD_BYTES, Headers, Request
+from flowproof.proxy.http import Refusal, Response, json_response
 
 
 async def echo(request: Request) -> Response:
@@ -293,7 +294,7 @@ def test_a_70_kb_head_in_one_send_is_refused_431() -> None:
     raw = POST + b"X-Big: " + b"a" * 70_000 + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     data, refusals = serve_and_send(raw)
     assert data.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
-    why = f"the request line and headers are over {http.MAX_HEAD_BYTES} bytes"
+    why = f"the request line and headers are over {MAX_HEAD_BYTES} bytes"
     assert bodies(data)[0]["error"]["message"] == why
     assert [(r.status, r.method) for r in refusals] == [(431, "POST")]
 
