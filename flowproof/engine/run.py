@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
+from flowproof.capability import REDACTED_AS
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -27,7 +28,7 @@ from flowproof.engine.strategy import Strategy
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
-from flowproof.redaction import Redactor
+from flowproof.redaction import REDACT, Redactor
 from flowproof.spec.load import LoadedSpec
 from flowproof.trace.lint import rules_for
 from flowproof.traffic import Traffic
@@ -54,16 +55,23 @@ async def run_flow(
         return _failed(loaded, strategy, problem)
     secret_values = context.secrets  # an unset declared secret fails here, after the above
     traffic = Traffic()
+    capability = context.capability
+    # An agent can echo its base URL into its output, which reports and records show.
+    REDACT.hide(REDACTED_AS, capability.token)
     runner: Server | None = None
     try:
         async with (
             strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
-                spec.mcp, traffic, strategy.tool_side(environ, inherited_environment(environ))
+                spec.mcp,
+                traffic,
+                strategy.tool_side(environ, inherited_environment(environ)),
+                capability,
             ) as tool_boundary,
         ):
             try:
-                runner, port = await serve(make_app(backend, traffic), spec.agent.proxy_port or 0)
+                app = make_app(backend, traffic, capability)
+                runner, port = await serve(app, spec.agent.proxy_port or 0)
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
             driven = await (agent or drive)(context, port, traffic.fatal, tool_boundary)
@@ -97,7 +105,7 @@ async def run_flow(
         spec_path=loaded.path,
         name=spec.name,
         mode=strategy.mode,
-        reasons=tuple(map(Redactor(secret_values), reasons)),
+        reasons=tuple(map(Redactor({**secret_values, REDACTED_AS: capability.token}), reasons)),
         verdicts=verdicts,
         served=len(traffic.turns),
         recorded=expected or 0,
@@ -114,6 +122,7 @@ async def run_flow(
         egress=driven.egress.summary() if driven.egress else None,
         normalized=rules.normalized,
         ignored_fields=rules.ignored_fields,
+        outsiders=len(traffic.outsiders),
     )
 
 

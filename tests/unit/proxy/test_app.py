@@ -8,12 +8,16 @@ import json
 import aiohttp
 import pytest
 
+from flowproof.capability import Capability
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import make_app, serve
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
 from flowproof.traffic import Refused, Traffic
 
+CAPABILITY = Capability()
+PREFIX = CAPABILITY.prefix
+"""Every request of these tests is sent the way the agent sends it, with the capability."""
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 RESPONSE = {
     "id": "x",
@@ -29,13 +33,13 @@ RESPONSE = {
 async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[list, Traffic]:
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic, CAPABILITY))
     replies = []
     try:
         async with aiohttp.ClientSession() as client:
             for body in bodies:
                 async with client.post(
-                    f"http://127.0.0.1:{port}{path}",
+                    f"http://127.0.0.1:{port}{PREFIX}{path}",
                     json=body,
                     headers={"Accept": "application/json"},
                 ) as reply:
@@ -75,13 +79,15 @@ async def send_raw(
     """One request the way a client outside any SDK sends it, then the served turn."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic, CAPABILITY))
     try:
         async with aiohttp.ClientSession() as client:
-            async with client.request(method, f"http://127.0.0.1:{port}{path}", data=data) as reply:
+            async with client.request(
+                method, f"http://127.0.0.1:{port}{PREFIX}{path}", data=data
+            ) as reply:
                 answered = (reply.status, dict(reply.headers), await reply.text())
             async with client.post(
-                f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+                f"http://127.0.0.1:{port}{PREFIX}/v1/chat/completions", json=REQUEST
             ) as again:
                 assert again.status == 400  # the flow has failed: nothing more is served
     finally:
@@ -138,11 +144,11 @@ async def upgrade(path: str) -> tuple[int, dict[str, str], str, Traffic]:
     """A WebSocket handshake the way Codex CLI opens its Responses WebSocket transport."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher(()), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic))
+    runner, port = await serve(make_app(backend, traffic, CAPABILITY))
     try:
         async with aiohttp.ClientSession() as client:
             async with client.get(
-                f"http://127.0.0.1:{port}{path}",
+                f"http://127.0.0.1:{port}{PREFIX}{path}",
                 headers={
                     "Connection": "Upgrade",
                     "Upgrade": "websocket",
@@ -217,11 +223,11 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
 
     async def scenario() -> tuple[int, str, Traffic]:
         traffic = Traffic()
-        runner, port = await serve(make_app(Broken(), traffic))  # type: ignore[arg-type]
+        runner, port = await serve(make_app(Broken(), traffic, CAPABILITY))  # type: ignore[arg-type]
         try:
             async with aiohttp.ClientSession() as client:
                 async with client.post(
-                    f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+                    f"http://127.0.0.1:{port}{PREFIX}/v1/chat/completions", json=REQUEST
                 ) as reply:
                     return reply.status, await reply.text(), traffic
         finally:
@@ -231,4 +237,61 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
     assert status == 500 and "internal error in the proxy" in body
     assert traffic.failures == [
         "flowproof's proxy failed on POST /v1/chat/completions: KeyError: 'turns'"
+    ]
+
+
+async def outsider_then_agent(
+    outsider_path: str, capability: Capability = CAPABILITY
+) -> tuple[tuple[int, str], tuple[int, str], Traffic]:
+    """A request sent the way another process on the machine would (`outsider_path`, no
+    capability), then the agent's own: what each was answered, and the traffic."""
+    traffic = Traffic()
+    backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
+    runner, port = await serve(make_app(backend, traffic, capability))
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(f"http://127.0.0.1:{port}{outsider_path}", json=REQUEST) as r:
+                outsider = (r.status, await r.text())
+            agent_url = f"http://127.0.0.1:{port}{capability.prefix}/v1/chat/completions?a=1"
+            async with client.post(agent_url, json=REQUEST) as r:
+                agent = (r.status, await r.text())
+    finally:
+        await runner.cleanup()
+    return outsider, agent, traffic
+
+
+@pytest.mark.parametrize(
+    "outsider_path",
+    [
+        "/v1/chat/completions",
+        f"/{'x' * len(CAPABILITY.token)}/v1/chat/completions",  # a guess of the right length
+        f"{PREFIX}x/v1/chat/completions",  # the token with more after it is not the token
+        f"/v1{PREFIX}/chat/completions",  # nor is the token further down the path
+    ],
+)
+def test_a_request_without_the_capability_is_refused_and_consumes_nothing(
+    outsider_path: str,
+) -> None:
+    (status, body), agent, traffic = asyncio.run(outsider_then_agent(outsider_path))
+    assert status == 403
+    assert json.loads(body)["error"]["message"] == (
+        "flowproof: this proxy serves only the agent flowproof started, at the base URL "
+        "flowproof gave it; the request's path did not start with it"
+    )
+    assert traffic.outsiders == [("POST", outsider_path)]
+    # The recorded turn was still there for the agent, and the refusal failed nothing.
+    assert agent[0] == 200 and json.loads(agent[1]) == RESPONSE
+    assert len(traffic.turns) == 1 and traffic.failures == [] and not traffic.fatal.is_set()
+    # What the proxy wrote down of the agent's request holds no capability.
+    assert traffic.requests == [("POST", "/v1/chat/completions?a=1", "openai_chat")]
+
+
+def test_a_url_flow_admits_requests_without_the_capability_and_strips_it_from_those_with() -> None:
+    open_door = Capability(required=False)
+    outsider, agent, traffic = asyncio.run(outsider_then_agent("/v1/chat/completions", open_door))
+    assert outsider[0] == 200 and agent[0] == 400  # the one turn went to the first asker
+    assert traffic.outsiders == []
+    assert [path for _, path, _ in traffic.requests] == [
+        "/v1/chat/completions",
+        "/v1/chat/completions?a=1",
     ]
