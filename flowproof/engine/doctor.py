@@ -213,8 +213,8 @@ def _outsider_lines(outsiders: Sequence[tuple[str, str]]) -> list[str]:
 def _zero_hint() -> list[str]:
     return [
         "Zero means the agent's model client did not use the base URL flowproof injects:",
-        f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/v1",
-        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>",
+        f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/<capability>/v1",
+        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>/<capability>",
         "If your client reads another variable (or a config file), map it in the spec's "
         "agent.env with a handle:",
         '  MY_CLIENT_BASE_URL: "${flowproof.proxy_url}"        # includes /v1',

@@ -1,0 +1,115 @@
+"""Only the agent can use flowproof's proxy: another process on the machine that finds the port
+is refused, at record and at replay, and the run record counts it.
+
+The outsider (tests/agents/outsider.py) is a real process POSTing over a real socket. It knows
+the port, as `/proc/net/tcp` would tell anyone, and not the capability flowproof put in the
+path of every URL it gave the agent. The flow's command starts it first, then the real
+openai-SDK booking agent, so the proxy is up and the flow is running when it knocks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import agent_command, flowproof
+from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
+from tests.upstream.scripted import ScriptedUpstream
+
+FLOW = "Booking assistant books a flight  (specs/booking.yaml)"
+REFUSED = (
+    "403 "
+    '{"error": {"message": "flowproof: this proxy serves only the agent flowproof started, at '
+    "the base URL flowproof gave it; the request's path did not start with it\", "
+    '"type": "flowproof_error"}}'
+)
+WARNING = (
+    "      warning: tool search_flights is mocked at the model boundary only: the agent still "
+    "ran it for real; only what the model was told it returned is replaced\n"
+    "      warning: refused requests from outside the agent: 1 (sent to flowproof's proxy or "
+    "an MCP stand-in without the flow's capability; none was forwarded, served or recorded)\n"
+)
+
+
+def outsider_first(directory: Path, **env: str) -> Path:
+    """The booking spec whose command runs the outsider, then the agent; its log's path."""
+    log = directory / "outsider.log"
+    write_spec(
+        directory,
+        command=f"{agent_command('outsider.py')}; {agent_command('openai_chat_agent.py')}",
+        agent_env={"OUTSIDER_LOG": str(log), **env},
+    )
+    return log
+
+
+def latest_flow_record(project: Path) -> dict:
+    latest = max((project / ".flowproof" / "runs").glob("*/report.json"))
+    (flow,) = json.loads(latest.read_text())["flows"]
+    return flow
+
+
+def test_an_outsider_at_record_is_refused_never_forwarded_nor_recorded(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    log = outsider_first(tmp_path)
+    result = record(tmp_path, upstream)
+    assert result.code == 0, result.output
+    assert log.read_text() == REFUSED + "\n"
+    # The upstream saw the agent's three turns and nothing of the outsider's.
+    assert len(upstream.received) == 3
+    assert not any("outsider" in json.dumps(seen.body) for seen in upstream.received)
+    trace = (tmp_path / "specs" / "booking.trace.json").read_text()
+    assert "outsider" not in trace and len(json.loads(trace)["lanes"]["model"]) == 3
+    assert f"PASS  {FLOW} · 3 turns recorded → specs/booking.trace.json\n{WARNING}" in (
+        result.stderr
+    )
+    assert latest_flow_record(tmp_path)["refused_from_outside"] == 1
+    # The trace holds the agent's turns only, so the next replay serves every one of them.
+    write_spec(tmp_path)
+    replay = flowproof("run", "specs", cwd=tmp_path)
+    assert replay.code == 0, replay.output
+    assert f"PASS  {FLOW} · 3 of 3 turns served\n" in replay.stderr
+    assert "outside the agent" not in replay.stderr
+    assert latest_flow_record(tmp_path)["refused_from_outside"] == 0
+
+
+def test_an_outsider_at_replay_cannot_consume_a_recorded_turn(recorded: Path) -> None:
+    """The outsider sends the first recorded request itself, read from the committed trace:
+    served, it would take turn 1 and leave the agent a divergence."""
+    trace = recorded / "specs" / "booking.trace.json"
+    log = outsider_first(recorded, OUTSIDER_BODY_FROM=str(trace))
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 0, result.output
+    assert log.read_text() == REFUSED + "\n"
+    assert f"PASS  {FLOW} · 3 of 3 turns served\n{WARNING}" in result.stderr
+    flow = latest_flow_record(recorded)
+    assert flow["refused_from_outside"] == 1 and flow["turns"]["served"] == 3
+
+
+def test_doctor_names_a_request_without_the_capability_and_what_to_change(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "outsider.log"
+    result = flowproof(
+        "doctor",
+        "--agent",
+        agent_command("outsider.py"),
+        "--env",
+        f"OUTSIDER_LOG={log}",
+        cwd=tmp_path,
+    )
+    assert result.code == 1, result.output  # nothing the agent sent reached the proxy
+    assert log.read_text() == REFUSED + "\n"
+    assert ("0 model requests arrived at flowproof's proxy (127.0.0.1:") in result.stderr
+    assert (
+        "1 request arrived without flowproof's capability and was refused (403):\n"
+        "  1 × POST /v1/chat/completions\n"
+        "Every URL flowproof gives the agent (the injected base URLs, FLOWPROOF_MCP_URL_<NAME> "
+        "and the ${flowproof.*} handles) starts its path with a secret only the agent is "
+        "given, so that no other process on the machine can use the proxy. Point the client at "
+        "one of them exactly as given, path included: a URL written with the port alone "
+        "(http://127.0.0.1:<port>/v1) lacks it, and so does one a client rebuilt from the host "
+        "and port of the URL it was given (docs/wiring.md).\n"
+    ) in result.stderr
+    assert "Zero means the agent's model client did not use" not in result.stderr
