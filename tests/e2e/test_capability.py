@@ -113,3 +113,24 @@ def test_doctor_names_a_request_without_the_capability_and_what_to_change(
         "and port of the URL it was given (docs/wiring.md).\n"
     ) in result.stderr
     assert "Zero means the agent's model client did not use" not in result.stderr
+
+
+def test_the_capability_an_agent_echoes_reaches_no_output(recorded: Path) -> None:
+    """An agent may print its base URL (a connection error names it): the capability in it is
+    redacted from the console and the run record, as a key would be."""
+    seen = recorded / "base_url.txt"
+    agent = recorded / "echo_base_url.sh"
+    agent.write_text(
+        f'echo "$OPENAI_BASE_URL" > {seen}\necho "cannot reach $OPENAI_BASE_URL" >&2\nexit 1\n'
+    )
+    write_spec(recorded, command=f"/bin/sh {agent}")
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    token = seen.read_text().strip().split("/")[3]
+    assert len(token) == 24
+    record = max((recorded / ".flowproof" / "runs").glob("*/report.json")).read_text()
+    for channel in (result.stdout, result.stderr, record):
+        assert token not in channel
+    assert "cannot reach http://127.0.0.1:" in result.stderr
+    assert "/[redacted proxy capability]/v1" in result.stderr
+    assert "/[redacted proxy capability]/v1" in record
