@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests import mcp_servers as fx
 from tests.conftest import agent_command, flowproof
+from tests.e2e import test_mcp as mcp
 from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -134,3 +136,27 @@ def test_the_capability_an_agent_echoes_reaches_no_output(recorded: Path) -> Non
     assert "cannot reach http://127.0.0.1:" in result.stderr
     assert "/[redacted proxy capability]/v1" in result.stderr
     assert "/[redacted proxy capability]/v1" in record
+
+
+def test_an_outsider_at_an_mcp_stand_in_reaches_no_server_at_record_nor_a_lane_at_replay(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "outsider.log"
+    outsider = f"OUTSIDER_LOG={log} OUTSIDER_TARGET=mcp:tools {agent_command('outsider.py')}; "
+    server_log = tmp_path / "server-http.log"
+    argv = lambda port: fx.tools_server_argv(log=server_log, http=port)  # noqa: E731
+    with fx.http_server(argv) as server:
+        agent = outsider + mcp.python_agent("classic")
+        mcp.write_spec(tmp_path, agent, mcp.url(server.url), mcp.TASK, tools=mcp.MOCKED_DELETE)
+        recorded = mcp.record(tmp_path)
+        assert recorded.code == 0, recorded.output
+    # The real server saw the agent's calls only; the lane holds nothing of the outsider's.
+    assert [entry["tool"] for entry in mcp.logged(server_log)] == ["echo", "add"]
+    assert "outsider" not in json.dumps(mcp.lane(tmp_path))
+    assert latest_flow_record(tmp_path)["refused_from_outside"] == 1
+    replayed = mcp.replay(tmp_path)  # the server has stopped; the outsider knocks again
+    assert replayed.code == 0, replayed.output
+    assert latest_flow_record(tmp_path)["refused_from_outside"] == 1
+    refusals = log.read_text().splitlines()
+    assert len(refusals) == 2 and all(line.startswith("403 ") for line in refusals)
+    assert "this MCP stand-in serves only the agent flowproof started" in refusals[0]
