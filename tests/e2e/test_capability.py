@@ -160,3 +160,23 @@ def test_an_outsider_at_an_mcp_stand_in_reaches_no_server_at_record_nor_a_lane_a
     refusals = log.read_text().splitlines()
     assert len(refusals) == 2 and all(line.startswith("403 ") for line in refusals)
     assert "this MCP stand-in serves only the agent flowproof started" in refusals[0]
+
+
+def test_an_agent_whose_client_drops_the_path_fails_the_record_saying_what_to_change(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """Its only request lacks the capability: refused like a stranger's, and the flow says
+    why nothing arrived instead of blaming the variables."""
+    upstream.script = BOOKING_SCRIPT
+    log = tmp_path / "outsider.log"
+    write_spec(tmp_path, command=agent_command("outsider.py"), agent_env={"OUTSIDER_LOG": str(log)})
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert log.read_text() == REFUSED + "\n" and upstream.received == []
+    assert (
+        "      the agent made no model request flowproof could serve: 1 request reached the "
+        "proxy without the flow's capability and was refused (403). Its client most likely "
+        "builds its URL from the host and port alone; give it the injected base URL or "
+        "${flowproof.proxy_url} exactly as given, path included (docs/wiring.md)\n"
+    ) in result.stderr
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
