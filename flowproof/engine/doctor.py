@@ -140,22 +140,26 @@ class DoctorReport:
         lines += _outsider_lines(self.outsiders)
         lines.append(self._agent_line())
         lines += self._replayability()
-        if self.arrived == 0 and self.outsiders:
-            pass  # the agent reached the port; the lines above say what to change
-        elif self.arrived == 0 and any(contact.calls for contact in self.mcp):
-            lines.append(
+        lines += self._next_step()
+        return "\n".join(lines)
+
+    def _next_step(self) -> list[str]:
+        """What the report ends with: what to change when nothing arrived, or what arriving
+        does not prove."""
+        if self.arrived:
+            return [
+                "This shows the client honours the injected base URL. It does not show "
+                "that every model call goes through it; `flowproof record` settles that."
+            ]
+        if self.outsiders:
+            return []  # the agent reached the port: the refused requests' lines say what to do
+        if any(contact.calls for contact in self.mcp):
+            return [
                 "No model request arrived, but MCP calls did: the agent may have stopped at the "
                 "error doctor answers its first MCP call with. Run doctor without --mcp/--mcp-url "
                 "(with a prompt that needs no tool) to check the model wiring alone."
-            )
-        elif self.arrived == 0:
-            lines += _zero_hint()
-        else:
-            lines.append(
-                "This shows the client honours the injected base URL. It does not show "
-                "that every model call goes through it; `flowproof record` settles that."
-            )
-        return "\n".join(lines)
+            ]
+        return _zero_hint()
 
     def _replayability(self) -> list[str]:
         if not self.findings:
