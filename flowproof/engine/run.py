@@ -98,7 +98,10 @@ async def run_flow(
         verdicts = judge(context, trajectory, bodies, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
-        lint_rules = rules_for(suite.settings if suite else None, secret_values)
+        # The capability is as good as dead once the flow ends, but a trace is committed
+        # evidence: an agent that told the model its base URL has its trace refused.
+        never_in_a_trace = {**secret_values, REDACTED_AS: capability.token}
+        lint_rules = rules_for(suite.settings if suite else None, never_in_a_trace)
         reasons = strategy.trace_findings(traffic, lint_rules)
     written = strategy.finish(traffic, not reasons, context.never_stored)
     return FlowOutcome(

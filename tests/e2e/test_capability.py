@@ -10,13 +10,14 @@ openai-SDK booking agent, so the proxy is up and the flow is running when it kno
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tests import mcp_servers as fx
 from tests.conftest import agent_command, flowproof
 from tests.e2e import test_mcp as mcp
 from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
-from tests.upstream.scripted import ScriptedUpstream
+from tests.upstream.scripted import ScriptedUpstream, text
 
 FLOW = "Booking assistant books a flight  (specs/booking.yaml)"
 REFUSED = (
@@ -178,5 +179,28 @@ def test_an_agent_whose_client_drops_the_path_fails_the_record_saying_what_to_ch
         "proxy without the flow's capability and was refused (403). Its client most likely "
         "builds its URL from the host and port alone; give it the injected base URL or "
         "${flowproof.proxy_url} exactly as given, path included (docs/wiring.md)\n"
+    ) in result.stderr
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
+
+
+def test_a_capability_the_agent_tells_the_model_keeps_the_trace_from_being_written(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = [text("Noted.")]
+    agent = tmp_path / "tells_its_base_url.py"
+    agent.write_text(
+        "import json, os, urllib.request\n"
+        "base = os.environ['OPENAI_BASE_URL']\n"
+        "body = {'model': 'gpt-4o-mini', 'messages': [{'role': 'user', 'content': base}]}\n"
+        "request = urllib.request.Request(base + '/chat/completions', json.dumps(body).encode(),"
+        " {'Content-Type': 'application/json'})\n"
+        "print(urllib.request.urlopen(request).read().decode())\n"
+    )
+    write_spec(tmp_path, command=f"{sys.executable} {agent}")
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert (
+        "      the trace would hold the value of proxy capability at "
+        "lanes.model[0].request.messages[0].content, so it was not written"
     ) in result.stderr
     assert not (tmp_path / "specs" / "booking.trace.json").exists()
