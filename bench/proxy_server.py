@@ -51,6 +51,7 @@ async def until_stdin_closes() -> None:
 
 
 async def flowproof_server(trace_path: Path, per_client: bool) -> int:
+    from flowproof.capability import Capability
     from flowproof.matching.match import TurnMatcher
     from flowproof.proxy.app import make_app, serve
     from flowproof.proxy.replay import ReplayBackend
@@ -88,7 +89,9 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
             return answer
 
     backend: Any = PerClient() if per_client else ReplayBackend(matcher, {}, app_traffic)
-    runner, port = await serve(make_app(backend, app_traffic), traffic=app_traffic)
+    capability = Capability(required=False)
+    app = make_app(backend, app_traffic, capability)
+    runner, port = await serve(app, traffic=app_traffic, capability=capability)
     report(
         port=port,
         load_ms=(loaded - started) * 1000,

@@ -16,6 +16,8 @@ from flowproof.lanes import MODEL_LANE
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.model import Lane, Turn
 
+MAX_PATH_SHOWN = 200
+"""An outsider's path is kept only this long: it is whatever a stranger sent."""
 NO_RETRY = {"x-should-retry": "false"}
 """Stainless SDKs (openai, anthropic; Python and npm) honour this and do not retry."""
 
@@ -61,6 +63,11 @@ class Traffic:
     """(method, path, dialect name or '?') of every request that arrived at the model proxy."""
     refused: list[Refused] = field(default_factory=list)
     """Requests the proxy answered 4xx without asking the backend (each is in `failures` too)."""
+    outsiders: list[tuple[str, str]] = field(default_factory=list)
+    """(method, path) of each request refused for not carrying the flow's capability
+    (flowproof/capability.py): sent by another process on the machine, or by a client that
+    dropped the path of its base URL. No backend saw it and no lane holds it; the run record
+    keeps only how many there were, and doctor lists them."""
     divergence: Divergence | None = None
     failures: list[str] = field(default_factory=list)
     """Reasons the flow failed at a boundary other than a divergence (upstream errors, ...)."""
@@ -92,6 +99,10 @@ class Traffic:
         `flowproof doctor` runs its agent to the end regardless: it reports what arrives."""
         self.refused.append(refused)
         self.fail(refused.render())
+
+    def refuse_outsider(self, method: str, path: str) -> None:
+        """Not a failure of the flow: the agent did not send it."""
+        self.outsiders.append((method, path[:MAX_PATH_SHOWN]))
 
     def diverge(self, divergence: Divergence) -> None:
         if self.divergence is None:

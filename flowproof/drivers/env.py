@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from flowproof.capability import Capability
 from flowproof.host_environ import host_environ
 from flowproof.spec.refs import resolve
 
@@ -41,9 +42,12 @@ Azure AD token would also take precedence over the placeholder AZURE_OPENAI_API_
 AzureOpenAI client, sending a real credential to the proxy."""
 
 
-def proxy_handles(port: int) -> dict[str, str]:
-    """The `${flowproof.*}` handles a spec can use in `agent.env` and `agent.command`."""
-    base = f"http://127.0.0.1:{port}"
+def proxy_handles(port: int, capability: Capability) -> dict[str, str]:
+    """The `${flowproof.*}` handles a spec can use in `agent.env` and `agent.command`. Both
+    carry the flow's capability as the first segment of their path, and so does every
+    variable injected from them: a client appends its API's path to the base URL it is given
+    (`/v1/chat/completions`, Ollama's `/api/chat`, Gemini's `/v1beta/...`)."""
+    base = f"http://127.0.0.1:{port}{capability.prefix}"
     return {"proxy_url": f"{base}/v1", "proxy_url_no_v1": base}
 
 
@@ -98,13 +102,14 @@ class AgentWiring:
 def wire_agent(
     environ: Mapping[str, str],
     port: int,
+    capability: Capability,
     tools: ToolWiring,
     prompt: str,
     spec_env: Mapping[str, str],
 ) -> AgentWiring:
     """The one assembly of an agent's environment, for every driver (a command, a `url:`
-    service's before_each, an in-process agent, doctor's): the proxy on `port`, the tool
-    boundary's variables, then `spec_env` last."""
-    handles = {**proxy_handles(port), **tools.handles()}
+    service's before_each, an in-process agent, doctor's): the proxy on `port` with the flow's
+    `capability`, the tool boundary's variables, then `spec_env` last."""
+    handles = {**proxy_handles(port, capability), **tools.handles()}
     env = agent_environment(environ, handles, prompt, spec_env, tools.environment())
     return AgentWiring(prompt, handles, env)

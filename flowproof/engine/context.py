@@ -9,10 +9,11 @@ record's secrets all see the same values, whatever changes in `os.environ` while
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flowproof.assertions.secrets import SecretLeakAssertion
+from flowproof.capability import Capability
 from flowproof.engine.workdir import agent_cwd
 from flowproof.errors import ConfigError
 from flowproof.redaction import record_keys
@@ -30,6 +31,9 @@ class FlowContext:
     """The record key variables that are set: never stored, never shown."""
     cwd: Path | None
     """The agent's working directory; None: flowproof's own."""
+    capability: Capability = field(default_factory=Capability)
+    """What the agent must present at the proxy and the MCP HTTP stand-ins, minted for this
+    flow alone; required unless the agent is a `url:` service started without it."""
 
     @property
     def secrets(self) -> dict[str, str]:
@@ -53,6 +57,7 @@ def flow_context(
         environ=environ,
         record_keys=record_keys(environ),
         cwd=agent_cwd(loaded, environ),
+        capability=Capability(required=loaded.spec.agent.url is None),
     )
 
 

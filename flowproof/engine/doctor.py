@@ -109,6 +109,8 @@ class DoctorReport:
     """One per MCP server named on the command line."""
     findings: tuple[Finding, ...] = ()
     """What in the request bodies would stop a trace from replaying (cwd, date, per-run ids)."""
+    outsiders: tuple[tuple[str, str], ...] = ()
+    """(method, path) of each request refused for not carrying the flow's capability."""
 
     @property
     def mcp_missed(self) -> list[str]:
@@ -135,22 +137,29 @@ class DoctorReport:
             )
             for contact in self.mcp:
                 lines += contact.render()
+        lines += _outsider_lines(self.outsiders)
         lines.append(self._agent_line())
         lines += self._replayability()
-        if self.arrived == 0 and any(contact.calls for contact in self.mcp):
-            lines.append(
+        lines += self._next_step()
+        return "\n".join(lines)
+
+    def _next_step(self) -> list[str]:
+        """What the report ends with: what to change when nothing arrived, or what arriving
+        does not prove."""
+        if self.arrived:
+            return [
+                "This shows the client honours the injected base URL. It does not show "
+                "that every model call goes through it; `flowproof record` settles that."
+            ]
+        if self.outsiders:
+            return []  # the agent reached the port: the refused requests' lines say what to do
+        if any(contact.calls for contact in self.mcp):
+            return [
                 "No model request arrived, but MCP calls did: the agent may have stopped at the "
                 "error doctor answers its first MCP call with. Run doctor without --mcp/--mcp-url "
                 "(with a prompt that needs no tool) to check the model wiring alone."
-            )
-        elif self.arrived == 0:
-            lines += _zero_hint()
-        else:
-            lines.append(
-                "This shows the client honours the injected base URL. It does not show "
-                "that every model call goes through it; `flowproof record` settles that."
-            )
-        return "\n".join(lines)
+            ]
+        return _zero_hint()
 
     def _replayability(self) -> list[str]:
         if not self.findings:
@@ -182,11 +191,34 @@ class DoctorReport:
         return line
 
 
+def _outsider_lines(outsiders: Sequence[tuple[str, str]]) -> list[str]:
+    """Requests refused for not carrying the capability: in doctor, most likely the agent's own
+    client, which built its URL from the port rather than from the base URL it was given."""
+    if not outsiders:
+        return []
+    were = "was" if len(outsiders) == 1 else "were"
+    lines = [
+        f"{plural(len(outsiders), 'request')} arrived without flowproof's capability and "
+        f"{were} refused (403):"
+    ]
+    counted = Counter(outsiders).items()
+    lines += [f"  {count} × {method} {path}" for (method, path), count in counted]
+    lines += [
+        "Every URL flowproof gives the agent (the injected base URLs, FLOWPROOF_MCP_URL_<NAME> "
+        "and the ${flowproof.*} handles) starts its path with a secret only the agent is "
+        "given, so that no other process on the machine can use the proxy. Point the client at "
+        "one of them exactly as given, path included: a URL written with the port alone "
+        "(http://127.0.0.1:<port>/v1) lacks it, and so does one a client rebuilt from the host "
+        "and port of the URL it was given (docs/wiring.md)."
+    ]
+    return lines
+
+
 def _zero_hint() -> list[str]:
     return [
         "Zero means the agent's model client did not use the base URL flowproof injects:",
-        f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/v1",
-        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>",
+        f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/<capability>/v1",
+        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>/<capability>",
         "If your client reads another variable (or a config file), map it in the spec's "
         "agent.env with a handle:",
         '  MY_CLIENT_BASE_URL: "${flowproof.proxy_url}"        # includes /v1',
@@ -218,7 +250,7 @@ async def run_doctor(
     async def agent(
         context: FlowContext, port: int, stop: asyncio.Event, boundary: McpBoundary
     ) -> DriveResult:
-        wiring = wire_agent(context.environ, port, boundary, prompt, env or {})
+        wiring = wire_agent(context.environ, port, context.capability, boundary, prompt, env or {})
         resolved = resolve(command, context.environ, wiring.handles)
         # Never set: doctor reports everything the agent sends, refused requests included,
         # so it does not stop the agent at the first one the way a flow does.
@@ -240,7 +272,14 @@ async def run_doctor(
     facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
     bodies = [turn.request for turn in traffic.turns]
     findings = find_hazards(bodies, facts, now)
-    return DoctorReport(_requests(traffic), seen.agent, seen.port, seen.contacts, findings)
+    return DoctorReport(
+        _requests(traffic),
+        seen.agent,
+        seen.port,
+        seen.contacts,
+        findings,
+        tuple(traffic.outsiders),
+    )
 
 
 @dataclass(slots=True)

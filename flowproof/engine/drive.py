@@ -60,7 +60,7 @@ def agent_wiring(context: FlowContext, port: int, tool_boundary: McpBoundary) ->
     loaded, suite = context.loaded, context.suite
     prompt = resolve("\n".join(loaded.prompts), context.environ)
     spec_env = {**(suite.settings.env if suite else {}), **loaded.spec.agent.env}
-    return wire_agent(context.environ, port, tool_boundary, prompt, spec_env)
+    return wire_agent(context.environ, port, context.capability, tool_boundary, prompt, spec_env)
 
 
 async def _launcher(egress: EgressSession | None, environ: Mapping[str, str]) -> Launcher:

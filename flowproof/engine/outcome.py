@@ -74,6 +74,9 @@ class FlowOutcome:
     """The `normalize:` entries the flow ran with (suite's, then its own)."""
     ignored_fields: tuple[str, ...] = ()
     """The `ignore_fields:` paths the flow matched without (suite's, then its own)."""
+    outsiders: int = 0
+    """Requests refused at the proxy or an MCP stand-in for not carrying the flow's
+    capability: sent from outside the agent."""
 
     @property
     def passed(self) -> bool:

@@ -11,6 +11,7 @@ from flowproof.drivers.env import ORIGIN_ONLY, WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
 from flowproof.lanes import MODEL_LANE
 from flowproof.traffic import Traffic
+from flowproof.words import plural
 
 
 def boundary_reasons(
@@ -36,7 +37,7 @@ def boundary_reasons(
         reasons.append(
             _trigger_failed(driven)
             if isinstance(driven, TriggerOutcome) and unreachable
-            else _no_requests(driven, port)
+            else _no_requests(driven, port, len(traffic.outsiders))
         )
     elif isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None) and not reasons:
         reasons.append(
@@ -67,11 +68,19 @@ def _trigger_failed(driven: TriggerOutcome) -> str:
     return f"the trigger failed: {driven.error}"
 
 
-def _no_requests(driven: AgentOutcome | TriggerOutcome, port: int) -> str:
+def _no_requests(driven: AgentOutcome | TriggerOutcome, port: int, outsiders: int) -> str:
     if isinstance(driven, TriggerOutcome):
         return (
             "the service made no model requests to flowproof's proxy, so nothing was "
             f"recorded or served; {_service_hint(port)}"
+        )
+    if outsiders:  # most likely the agent's own client, which dropped the path it was given
+        return (
+            "the agent made no model request flowproof could serve: "
+            f"{plural(outsiders, 'request')} reached the proxy without the flow's capability "
+            f"and {'was' if outsiders == 1 else 'were'} refused (403). Its client most likely "
+            "builds its URL from the host and port alone; give it the injected base URL or "
+            "${flowproof.proxy_url} exactly as given, path included (docs/wiring.md)"
         )
     if driven.exit_code not in (0, None):
         return (

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
+from flowproof.capability import REDACTED_AS
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -27,7 +28,7 @@ from flowproof.engine.strategy import Strategy
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
-from flowproof.redaction import Redactor
+from flowproof.redaction import REDACT, Redactor
 from flowproof.spec.load import LoadedSpec
 from flowproof.trace.lint import rules_for
 from flowproof.traffic import Traffic
@@ -54,17 +55,24 @@ async def run_flow(
         return _failed(loaded, strategy, problem)
     secret_values = context.secrets  # an unset declared secret fails here, after the above
     traffic = Traffic()
+    capability = context.capability
+    # An agent can echo its base URL into its output, which reports and records show.
+    REDACT.hide(REDACTED_AS, capability.token)
     runner: Server | None = None
     try:
         async with (
             strategy.backend(traffic, mocks_for(loaded), rules) as backend,
             mcp_boundary(
-                spec.mcp, traffic, strategy.tool_side(environ, inherited_environment(environ))
+                spec.mcp,
+                traffic,
+                strategy.tool_side(environ, inherited_environment(environ)),
+                capability,
             ) as tool_boundary,
         ):
             try:
+                app = make_app(backend, traffic, capability)
                 runner, port = await serve(
-                    make_app(backend, traffic), spec.agent.proxy_port or 0, traffic=traffic
+                    app, spec.agent.proxy_port or 0, traffic=traffic, capability=capability
                 )
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
@@ -92,14 +100,17 @@ async def run_flow(
         verdicts = judge(context, trajectory, bodies, egress)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
-        lint_rules = rules_for(suite.settings if suite else None, secret_values)
+        # The capability is as good as dead once the flow ends, but a trace is committed
+        # evidence: an agent that told the model its base URL has its trace refused.
+        never_in_a_trace = {**secret_values, REDACTED_AS: capability.token}
+        lint_rules = rules_for(suite.settings if suite else None, never_in_a_trace)
         reasons = strategy.trace_findings(traffic, lint_rules)
     written = strategy.finish(traffic, not reasons, context.never_stored)
     return FlowOutcome(
         spec_path=loaded.path,
         name=spec.name,
         mode=strategy.mode,
-        reasons=tuple(map(Redactor(secret_values), reasons)),
+        reasons=tuple(map(Redactor({**secret_values, REDACTED_AS: capability.token}), reasons)),
         verdicts=verdicts,
         served=len(traffic.turns),
         recorded=expected or 0,
@@ -116,6 +127,7 @@ async def run_flow(
         egress=driven.egress.summary() if driven.egress else None,
         normalized=rules.normalized,
         ignored_fields=rules.ignored_fields,
+        outsiders=len(traffic.outsiders),
     )
 
 

@@ -97,6 +97,7 @@ def flow_record(
         duration=None if duration is None else round(duration, 3),
         control=control,
         containment=flow.egress.tier if flow.egress else None,
+        refused_from_outside=flow.outsiders,
     )
 
 

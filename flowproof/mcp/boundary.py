@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof import __version__
+from flowproof.capability import Capability
 from flowproof.mcp.lane import LANE_PREFIX, lane_name
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.stdio import RealServer, RecordRelays, ReplayRelays, StdioStandIns
@@ -174,9 +175,10 @@ ToolSide = ReplaySide | RecordSide
 
 @asynccontextmanager
 async def mcp_boundary(
-    specs: Sequence[McpServerSpec], traffic: Traffic, side: ToolSide
+    specs: Sequence[McpServerSpec], traffic: Traffic, side: ToolSide, capability: Capability
 ) -> AsyncIterator[McpBoundary]:
-    """Open the stand-ins of `specs`, served the way `side` says."""
+    """Open the stand-ins of `specs`, served the way `side` says; an HTTP stand-in serves only
+    requests that carry the flow's `capability`."""
     servers: dict[str, ToolServer] = {}
     async with AsyncExitStack() as stack:
         stdio_specs = [spec for spec in specs if spec.command is not None]
@@ -189,6 +191,7 @@ async def mcp_boundary(
         for spec in specs:
             if spec.url is not None:
                 stand_in = side.http(spec, traffic)
+                stand_in.capability = capability
                 servers[spec.name] = stand_in.server
                 http[spec.name] = await stack.enter_async_context(stand_in.serving())
         ordered = {spec.name: servers[spec.name] for spec in specs}

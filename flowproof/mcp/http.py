@@ -1,10 +1,13 @@
 """The streamable-HTTP stand-in: a loopback listener in place of a `url:` MCP server.
 
-Any path containing `/mcp` is the endpoint (a client that derives `<base>/mcp-exec` from one
-base still lands here). Every POST is answered with one `application/json` body in both phases;
-flowproof never turns a POST answer into an SSE stream. What the server sends unprompted goes
-to the agent over the GET stream flowproof serves (one at a time: a second concurrent GET is a
-409), and an agent that never opens one leaves notifications undelivered without hanging.
+Its URL carries the flow's capability (flowproof/capability.py) as the first segment of its
+path: a request without it is refused 403 and only counted, the way the model proxy refuses
+one. Below it, any path containing `/mcp` is the endpoint (a client that derives
+`<base>/mcp-exec` from one base still lands here). Every POST is answered with one
+`application/json` body in both phases; flowproof never turns a POST answer into an SSE stream.
+What the server sends unprompted goes to the agent over the GET stream flowproof serves (one at
+a time: a second concurrent GET is a 409), and an agent that never opens one leaves
+notifications undelivered without hanging.
 
 - Record: each POST is forwarded to the spec's `url:` (mcp/upstream.py) with the agent's
   `Authorization` and `Mcp-Session-Id` passed through and stored nowhere; an SSE answer's
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aiohttp import web
 
 from flowproof._tasks import create_task
+from flowproof.capability import Capability
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
     SERVER_REQUESTS,
@@ -92,6 +96,8 @@ class HttpStandIn:
     port: int = 0
     url: str = ""
     stream: AgentStream = field(default_factory=AgentStream)
+    capability: Capability = field(default_factory=Capability)
+    """Set by the boundary to the flow's own before the stand-in serves."""
 
     @classmethod
     def replaying(cls, server: ReplayingServer, port: int = 0) -> HttpStandIn:
@@ -117,7 +123,7 @@ class HttpStandIn:
             site = web.TCPSite(runner, LOOPBACK, self.port)
             await site.start()
             self.port = int(runner.addresses[0][1])
-            self.url = f"http://{LOOPBACK}:{self.port}{ENDPOINT}"
+            self.url = f"http://{LOOPBACK}:{self.port}{self.capability.prefix}{ENDPOINT}"
             yield self
         finally:
             if self.stream.queue is not None:
@@ -127,7 +133,15 @@ class HttpStandIn:
 
     def _handler(self, exchange: HttpExchange) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
-            if ENDPOINT not in request.path:
+            path = self.capability.admit(request.path)
+            if path is None:
+                self.server.traffic.refuse_outsider(request.method, request.path)
+                return _text(
+                    403,
+                    "flowproof: this MCP stand-in serves only the agent flowproof started, at "
+                    "the URL flowproof gave it; the request's path did not start with it",
+                )
+            if ENDPOINT not in path:
                 return _text(404, f"flowproof: the MCP endpoint is {self.url}")
             self.server.contacts += 1
             if request.method == "POST":

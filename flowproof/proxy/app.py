@@ -1,12 +1,18 @@
 """The proxy's request handler and its loopback listener.
 
 `make_app` builds the handler around a backend (replay or forward); `serve` listens for it on
-loopback with the proxy's own HTTP server (proxy/http.py). A request no backend can be asked
-about (a path no dialect serves, a method other than POST, a body that is empty, not JSON or
-not an object) is answered 4xx with `x-should-retry: false` and written into the traffic as
-refused, which fails the flow; so is a request the HTTP server refuses before it is whole
-(ambiguous or malformed framing, a head over its limit). `serve` binds to 127.0.0.1 only,
-because the proxy answers anyone who asks and must not be reachable off the machine.
+loopback with the proxy's own HTTP server (proxy/http.py). A request whose path does not start
+with the flow's capability (flowproof/capability.py) was not sent by the agent: it is answered
+403 before anything else reads it, never reaches the backend (so it is neither forwarded nor
+served a recorded turn), and is only counted (`Traffic.outsiders`). Every other path is read
+with the capability taken off, so the token appears in nothing the proxy writes down. A request
+no backend can be asked about (a path no dialect serves, a method other than POST, a body that
+is empty, not JSON or not an object) is answered 4xx with `x-should-retry: false` and written
+into the traffic as refused, which fails the flow; so is a request the HTTP server refuses
+before it is whole (ambiguous or malformed framing, a head over its limit), when its path
+carries the capability: without it, such a request is only counted, like any outsider's, so a
+stranger cannot fail the flow by sending garbage. `serve` binds to 127.0.0.1 only, so that
+nothing off the machine can even knock.
 
 A WebSocket upgrade on a model path (Codex CLI's Responses WebSocket transport) is answered
 426 at once and is NOT a failure: flowproof records and replays model calls over HTTP only,
@@ -19,9 +25,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from flowproof.capability import Capability
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
@@ -60,8 +67,12 @@ class Backend(Protocol):
         ...
 
 
-def make_app(backend: Backend, traffic: Traffic) -> Handler:
-    async def handle(request: Request) -> Response:
+def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Handler:
+    async def handle(sent: Request) -> Response:
+        request = _admitted(sent, capability)
+        if request is None:
+            traffic.refuse_outsider(sent.method, sent.path)
+            return _refuse_outsider()
         try:
             return await answer(request)
         except Exception as exc:  # noqa: BLE001 - a bug of ours fails the flow, in one line
@@ -118,17 +129,48 @@ def make_app(backend: Backend, traffic: Traffic) -> Handler:
     return handle
 
 
-async def serve(handler: Handler, port: int = 0, *, traffic: Traffic) -> tuple[Server, int]:
+async def serve(
+    handler: Handler, port: int = 0, *, traffic: Traffic, capability: Capability
+) -> tuple[Server, int]:
     """Listen for `handler` on 127.0.0.1:`port` (0 = ephemeral); the server and its port.
-    A request the server refuses before the handler could see it fails the flow in `traffic`."""
+    A request the server refuses before the handler could see it fails the flow in `traffic`
+    when it carries the capability; otherwise it is an outsider's, and only counted."""
 
     def refused(refusal: http.Refusal) -> None:
-        traffic.requests.append((refusal.method, refusal.path, MALFORMED))
+        path = capability.admit(refusal.path)
+        if path is None or refusal.path == "?":
+            traffic.refuse_outsider(refusal.method, refusal.path)
+            return
+        traffic.requests.append((refusal.method, path, MALFORMED))
         number = len(traffic.requests)
-        traffic.refuse(Refused(number, refusal.method, refusal.path, refusal.status, refusal.why))
+        traffic.refuse(Refused(number, refusal.method, path, refusal.status, refusal.why))
 
     server = await http.serve(handler, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
     return server, server.port
+
+
+def _admitted(request: Request, capability: Capability) -> Request | None:
+    """`request` as the agent meant it, its path without the capability; None when it does
+    not carry it."""
+    path = capability.admit(request.path)
+    if path is None:
+        return None
+    if path == request.path:  # a `url:` flow's service, which was started without it
+        return request
+    target = request.path_qs.removeprefix(capability.prefix)
+    if target == request.path_qs:  # the client escaped characters of the token itself
+        target = path + (f"?{request.query_string}" if request.query_string else "")
+    return replace(request, path=path, path_qs=target if target.startswith("/") else "/" + target)
+
+
+def _refuse_outsider() -> Response:
+    # The same words whoever asked: a stranger learns nothing, and an agent whose client
+    # dropped the path of its base URL is told what to fix.
+    return _error(
+        403,
+        "flowproof: this proxy serves only the agent flowproof started, at the base URL "
+        "flowproof gave it; the request's path did not start with it",
+    )
 
 
 def _stream(frames: Sequence[bytes], content_type: str) -> Response:

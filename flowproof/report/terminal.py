@@ -15,7 +15,7 @@ from __future__ import annotations
 import signal
 from typing import Literal
 
-from flowproof.report.view import flow_view
+from flowproof.report.view import flow_view, flow_warnings
 from flowproof.runrecord.model import FlowRecord, RunRecord
 from flowproof.words import plural
 from flowproof.workflow_commands import quoted
@@ -40,7 +40,7 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
     if flow.containment is not None:  # a flow that declares no egress rule is not told so each
         lines.append(indent(f"containment: {flow.containment}"))  # run; its record says so
     lines += [indent(reason) for reason in flow.reasons]
-    lines += [indent(f"warning: {warning}") for warning in flow.warnings]
+    lines += [indent(f"warning: {warning}") for warning in flow_warnings(flow)]
     if fs_report:
         lines.append(indent(fs_report))
     return lines

@@ -316,11 +316,22 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         reply=reply,
         reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
         reply_absent_reason=trajectory.reply_absent_reason if trajectory else "",
-        warnings=list(flow.warnings),
+        warnings=flow_warnings(flow),
         trace=flow.trace or "",
         control=_control(flow.control) if flow.control else None,
         duration=flow.duration,
     )
+
+
+def flow_warnings(flow: FlowRecord) -> list[str]:
+    """The flow's warnings, then the requests refused from outside the agent when there were
+    any: what every report and the terminal list under a flow."""
+    refused = flow.refused_from_outside
+    outside = (
+        f"refused requests from outside the agent: {refused} (sent to flowproof's proxy or an "
+        "MCP stand-in without the flow's capability; none was forwarded, served or recorded)"
+    )
+    return [*flow.warnings, *([outside] if refused else [])]
 
 
 def declared_phrase(flow: FlowRecord) -> str:

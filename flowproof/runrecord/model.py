@@ -243,6 +243,11 @@ class FlowRecord(_Model):
     containment: str | None = None
     """The egress containment tier of this flow's agent run (`contained (linux seccomp)`,
     `not contained (<reason>)`); None when the flow engages no egress containment."""
+    refused_from_outside: int = 0
+    """Requests the model proxy and the MCP stand-ins refused because they did not carry the
+    flow's capability, the secret every URL given to the agent holds: sent by another process
+    on the machine (or by a client that dropped the path of its base URL). None was forwarded,
+    served or recorded; a `url:` flow's service, started without it, is not held to it."""
     interrupted: Literal["SIGINT", "SIGTERM", "SIGHUP"] | None = None
     """The signal that stopped flowproof while this flow ran (its agent's tree was stopped,
     no trace was written, and the run's exit code is 128 + the signal's number); None when

@@ -69,3 +69,12 @@ def record(tmp_path: Path, upstream: ScriptedUpstream, **env: str) -> CliResult:
         written = trace.read_text()
         assert KEY not in written and "Authorization" not in written, f"{trace} holds a secret"
     return result
+
+
+def paths_sent(log: Path) -> list[str]:
+    """The paths an agent's client wrote to `log` (AGENT_PATHS_FILE), each checked to start
+    with the flow's capability, which is taken off: the part of the path the client built."""
+    paths = log.read_text().split()
+    capabilities = {path.split("/", 2)[1] for path in paths}
+    assert len(capabilities) == 1 and len(capabilities.pop()) == 24, paths
+    return ["/" + path.split("/", 2)[2] for path in paths]

@@ -10,7 +10,7 @@ from anthropic._constants import ANTHROPIC_API_VERSION
 
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e import booking
-from tests.e2e.booking import BOOKING_SCRIPT, KEY, record
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, paths_sent, record
 from tests.upstream.scripted import ScriptedUpstream
 
 REPLY = "Your flight KQ311 to Nairobi is booked: B-1042."
@@ -150,7 +150,7 @@ def test_record_sends_x_api_key_and_the_agents_version_headers_and_stores_neithe
         assert headers["anthropic-version"] == ANTHROPIC_API_VERSION
         assert headers["anthropic-beta"] == "tools-2099-01-01"
     assert [r.path for r in upstream.received] == ["/v1/messages"] * 3
-    assert paths.read_text().split() == ["/v1/messages"] * 3
+    assert paths_sent(paths) == ["/v1/messages"] * 3
     written = (tmp_path / "specs" / "booking.trace.json").read_text()
     assert KEY not in written and "flowproof-placeholder-key" not in written
     for header in ("x-api-key", "authorization", "anthropic-version", "anthropic-beta"):
@@ -166,14 +166,14 @@ def test_a_base_url_with_v1_doubles_it_and_still_records_and_replays(
     agent_env = {"ANTHROPIC_BASE_URL": "${flowproof.proxy_url}", "AGENT_PATHS_FILE": str(paths)}
     result = record_booking(tmp_path, upstream, **agent_env)
     assert result.code == 0, result.output
-    assert paths.read_text().split() == ["/v1/v1/messages"] * 3
+    assert paths_sent(paths) == ["/v1/v1/messages"] * 3
     assert [r.path for r in upstream.received] == ["/v1/messages"] * 3
     upstream.stop()
     paths.unlink()
     result = flowproof("run", "specs", cwd=tmp_path)
     assert result.code == 0, result.output
     assert "3 of 3 turns served" in result.stderr
-    assert paths.read_text().split() == ["/v1/v1/messages"] * 3
+    assert paths_sent(paths) == ["/v1/v1/messages"] * 3
 
 
 def test_anthropic_base_url_in_flowproofs_environment_names_the_upstream_without_v1(

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e import booking
-from tests.e2e.booking import BOOKING_SCRIPT, KEY, record
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, paths_sent, record
 from tests.upstream.scripted import ScriptedUpstream
 
 DEPLOYMENT = "booking-gpt-4o"
@@ -62,7 +62,7 @@ def test_deployment_chat_records_then_replays_with_the_upstream_stopped(
     result = record_booking(tmp_path, upstream, AGENT_PATHS_FILE=str(paths), **stream)
     assert result.code == 0, result.output
     called = f"/openai/deployments/{DEPLOYMENT}/chat/completions"
-    assert paths.read_text().split() == [f"{called}?{VERSION}"] * 3
+    assert paths_sent(paths) == [f"{called}?{VERSION}"] * 3
     assert [(r.path, r.query) for r in upstream.received] == [(called, VERSION)] * 3
     assert all("deployment" not in r.body for r in upstream.received)
     assert_forwarded_with_api_key(upstream)
@@ -116,7 +116,7 @@ def test_the_responses_and_v1_paths_record_replay_and_diverge(
     paths = tmp_path / "paths.txt"
     result = record_booking(tmp_path, upstream, AGENT_API=api, AGENT_PATHS_FILE=str(paths))
     assert result.code == 0, result.output
-    assert paths.read_text().split() == [called] * 3
+    assert paths_sent(paths) == [called] * 3
     path, _, query = called.partition("?")
     assert [(r.path, r.query) for r in upstream.received] == [(path, query)] * 3
     assert_forwarded_with_api_key(upstream)

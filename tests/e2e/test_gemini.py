@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT, CliResult, agent_command, flowproof
 from tests.e2e import booking
-from tests.e2e.booking import BOOKING_SCRIPT, KEY, record
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, paths_sent, record
 from tests.upstream.scripted import ScriptedUpstream
 
 CHECKS = "".join(
@@ -78,7 +78,7 @@ def test_google_genai_records_then_replays_with_the_upstream_stopped(
     assert result.code == 0, result.output
     assert "3 turns recorded" in result.stderr
     method = "streamGenerateContent?alt=sse" if record_stream else "generateContent"
-    assert paths.read_text().split() == [f"/v1/models/gemini-2.5-flash:{method}"] * 3
+    assert paths_sent(paths) == [f"/v1/models/gemini-2.5-flash:{method}"] * 3
     # Record asks the upstream for one whole answer, with the model in the path only.
     assert [r.path for r in upstream.received] == [
         "/v1/models/gemini-2.5-flash:generateContent"
@@ -109,7 +109,7 @@ def test_google_genai_records_then_replays_with_the_upstream_stopped(
     assert "PASS  Gemini booking assistant books a flight" in result.stderr
     assert "3 of 3 turns served" in result.stderr
     method = "streamGenerateContent?alt=sse" if replay_stream else "generateContent"
-    assert paths.read_text().split() == [f"/v1/models/gemini-2.5-flash:{method}"] * 3
+    assert paths_sent(paths) == [f"/v1/models/gemini-2.5-flash:{method}"] * 3
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -197,7 +197,7 @@ def test_google_genai_npm_records_replays_and_diverges(
     )
     assert result.code == 0, result.output
     method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-    assert paths.read_text().split() == [f"/v1beta/models/gemini-2.5-flash:{method}"] * 3
+    assert paths_sent(paths) == [f"/v1beta/models/gemini-2.5-flash:{method}"] * 3
     assert [r.path for r in upstream.received] == [
         "/v1beta/models/gemini-2.5-flash:generateContent"
     ] * 3

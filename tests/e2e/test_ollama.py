@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e import booking
-from tests.e2e.booking import BOOKING_SCRIPT, KEY, record
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, paths_sent, record
 from tests.upstream.scripted import ScriptedUpstream
 
 CHECKS = (
@@ -57,7 +57,7 @@ def test_ollama_records_then_replays_with_the_upstream_stopped(
         tmp_path, upstream, AGENT_PATHS_FILE=str(paths), **streaming(record_stream)
     )
     assert result.code == 0, result.output
-    assert paths.read_text().split() == ["/api/chat"] * 3
+    assert paths_sent(paths) == ["/api/chat"] * 3
     assert [r.path for r in upstream.received] == ["/api/chat"] * 3
     # Ollama streams unless told not to: record always asks for one whole answer.
     assert [r.body["stream"] for r in upstream.received] == [False] * 3

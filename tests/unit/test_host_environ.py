@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from flowproof.capability import Capability
 from flowproof.drivers.env import agent_environment, proxy_handles
 from flowproof.host_environ import host_environ
 
@@ -38,6 +39,6 @@ def test_the_agent_environment_is_built_on_the_host_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sys, "frozen", True, raising=False)
-    env = agent_environment(BOOTLOADER, proxy_handles(8123), "hi", {})
+    env = agent_environment(BOOTLOADER, proxy_handles(8123, Capability()), "hi", {})
     assert "LD_LIBRARY_PATH" not in env and not any(name.startswith("_PYI_") for name in env)
     assert env["PATH"] == "/usr/bin" and env["FLOWPROOF_PROMPT"] == "hi"

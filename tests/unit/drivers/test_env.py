@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from flowproof.capability import Capability
 from flowproof.drivers.env import PLACEHOLDER_KEY, agent_environment, proxy_handles
 from flowproof.errors import ConfigError
 from flowproof.spec.refs import resolve
 
-HANDLES = proxy_handles(4646)
+CAPABILITY = Capability(token="Tk-1_x")
+BASE = "http://127.0.0.1:4646/Tk-1_x"
+HANDLES = proxy_handles(4646, CAPABILITY)
 
 
 def test_injects_proxy_urls_placeholder_keys_and_prompt_and_withholds_secrets() -> None:
@@ -21,7 +24,7 @@ def test_injects_proxy_urls_placeholder_keys_and_prompt_and_withholds_secrets() 
     env = agent_environment(environ, HANDLES, "Book it", {})
     assert env["PATH"] == "/bin" and env["FLOWPROOF_PROMPT"] == "Book it"
     for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_BASE", "FLOWPROOF_LLM_PROXY"):
-        assert env[name] == "http://127.0.0.1:4646/v1"
+        assert env[name] == f"{BASE}/v1"
     for name in (
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_BASE",
@@ -29,7 +32,7 @@ def test_injects_proxy_urls_placeholder_keys_and_prompt_and_withholds_secrets() 
         "AZURE_OPENAI_ENDPOINT",
         "OLLAMA_HOST",
     ):
-        assert env[name] == "http://127.0.0.1:4646"
+        assert env[name] == BASE
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY"):
         assert env[name] == PLACEHOLDER_KEY
     assert "GEMINI_API_KEY" not in env and "OLLAMA_API_KEY" not in env
@@ -59,8 +62,8 @@ def test_agent_env_is_applied_last_with_handles() -> None:
         "REGION": "${REGION}",
     }
     env = agent_environment({"REGION": "eu"}, HANDLES, "p", spec_env)
-    assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:4646"
-    assert env["GATEWAY"] == "http://127.0.0.1:4646/v1"
+    assert env["OPENAI_BASE_URL"] == BASE
+    assert env["GATEWAY"] == f"{BASE}/v1"
     assert env["LATER"] == "${flowproof.mcp_url.x}"  # unknown handle: passed through untouched
     assert env["REGION"] == "eu"
 
@@ -76,3 +79,15 @@ def test_side_channels_outside_the_base_url_are_off_unless_the_user_chose() -> N
     assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     chosen = agent_environment({"OPENAI_AGENTS_DISABLE_TRACING": "0"}, HANDLES, "p", {})
     assert chosen["OPENAI_AGENTS_DISABLE_TRACING"] == "0"
+
+
+def test_every_handle_and_injected_base_url_carries_a_fresh_capability() -> None:
+    first, second = Capability(), Capability()
+    assert first.token != second.token and len(first.token) >= 24
+    assert first.token not in repr(first)
+    handles = proxy_handles(4646, first)
+    env = agent_environment({}, handles, "p", {})
+    injected = [value for value in env.values() if value.startswith("http://127.0.0.1:4646")]
+    assert len(injected) == 9 and [*handles.values(), *injected]
+    for url in [*handles.values(), *injected]:
+        assert url.startswith(f"http://127.0.0.1:4646/{first.token}")

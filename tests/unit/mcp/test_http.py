@@ -101,6 +101,31 @@ def test_a_path_without_mcp_is_not_the_endpoint() -> None:
     serve(Traffic(), test)
 
 
+def test_a_request_without_the_capability_is_refused_and_reaches_no_server() -> None:
+    """The stand-in listens on loopback like the proxy: another process that finds its port
+    knows the origin, not the capability at the start of the path the agent was given."""
+    traffic = Traffic()
+    seen: dict[str, Any] = {}
+
+    async def test(client: aiohttp.ClientSession, url: str) -> None:
+        scheme, _, authority, capability, endpoint = url.split("/", 4)
+        assert endpoint == "mcp" and len(capability) == 24
+        origin = f"{scheme}//{authority}"
+        for stranger in (f"{origin}/mcp", f"{origin}/{'x' * 24}/mcp", f"{origin}/mcp/{capability}"):
+            async with post(client, stranger, {"jsonrpc": "2.0", "id": 1, **INITIALIZE}) as reply:
+                assert reply.status == 403
+                assert "serves only the agent flowproof started" in await reply.text()
+        seen["served_before_the_agent"] = list(traffic.lanes.get("mcp.fs", []))
+        async with post(client, url, {"jsonrpc": "2.0", "id": 1, **INITIALIZE}) as reply:
+            assert reply.status == 200  # the recorded answer was still there for the agent
+
+    serve(traffic, test)
+    assert seen["served_before_the_agent"] == []
+    assert [method for method, _ in traffic.outsiders] == ["POST"] * 3
+    assert [path for _, path in traffic.outsiders][0] == "/mcp"
+    assert traffic.failures == [] and traffic.divergence is None
+
+
 def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_json_body() -> None:
     """The real server here is a loopback app that answers in SSE, with a notification first."""
     from aiohttp import web

@@ -8,12 +8,18 @@ import json
 import aiohttp
 import pytest
 
+from flowproof.capability import Capability
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import MALFORMED, make_app, serve
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
 from flowproof.traffic import Refused, Traffic
 
+CAPABILITY = Capability(
+    token="ksCPVQvrqKZNWac5grzArDO3"
+)  # fixed: test ids must agree across workers
+PREFIX = CAPABILITY.prefix
+"""Every request of these tests is sent the way the agent sends it, with the capability."""
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 RESPONSE = {
     "id": "x",
@@ -29,13 +35,15 @@ RESPONSE = {
 async def exchange(*bodies: dict, path: str = "/v1/chat/completions") -> tuple[list, Traffic]:
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
+    runner, port = await serve(
+        make_app(backend, traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
+    )
     replies = []
     try:
         async with aiohttp.ClientSession() as client:
             for body in bodies:
                 async with client.post(
-                    f"http://127.0.0.1:{port}{path}",
+                    f"http://127.0.0.1:{port}{PREFIX}{path}",
                     json=body,
                     headers={"Accept": "application/json"},
                 ) as reply:
@@ -75,13 +83,17 @@ async def send_raw(
     """One request the way a client outside any SDK sends it, then the served turn."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
+    runner, port = await serve(
+        make_app(backend, traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
+    )
     try:
         async with aiohttp.ClientSession() as client:
-            async with client.request(method, f"http://127.0.0.1:{port}{path}", data=data) as reply:
+            async with client.request(
+                method, f"http://127.0.0.1:{port}{PREFIX}{path}", data=data
+            ) as reply:
                 answered = (reply.status, dict(reply.headers), await reply.text())
             async with client.post(
-                f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+                f"http://127.0.0.1:{port}{PREFIX}/v1/chat/completions", json=REQUEST
             ) as again:
                 assert again.status == 400  # the flow has failed: nothing more is served
     finally:
@@ -126,23 +138,25 @@ def test_an_unservable_request_is_answered_4xx_and_fails_the_flow(
     assert traffic.fatal.is_set()  # like a divergence: the driver stops the agent
 
 
-async def send_malformed(raw: bytes) -> tuple[bytes, Traffic]:
-    """Bytes no HTTP client library would send, over a raw socket, then a well-formed request."""
+async def send_malformed(raw: bytes, prefix: str = PREFIX) -> tuple[bytes, int, Traffic]:
+    """Bytes no HTTP client library would send, over a raw socket, its path behind `prefix`;
+    then the agent's own well-formed request: the first answer, the second's status."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
+    app = make_app(backend, traffic, CAPABILITY)
+    runner, port = await serve(app, traffic=traffic, capability=CAPABILITY)
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(raw)
+        writer.write(raw.replace(b"POST /", f"POST {prefix}/".encode(), 1))
         answered = await asyncio.wait_for(reader.read(), 10)
         writer.close()
         async with aiohttp.ClientSession() as client:
-            url = f"http://127.0.0.1:{port}/v1/chat/completions"
+            url = f"http://127.0.0.1:{port}{PREFIX}/v1/chat/completions"
             async with client.post(url, json=REQUEST) as again:
-                assert again.status == 400  # the flow has failed: nothing more is served
+                then = again.status
     finally:
         await runner.cleanup()
-    return answered, traffic
+    return answered, then, traffic
 
 
 @pytest.mark.parametrize(
@@ -165,13 +179,27 @@ async def send_malformed(raw: bytes) -> tuple[bytes, Traffic]:
 def test_a_request_the_http_server_refuses_fails_the_flow(
     raw: bytes, status: int, why: str
 ) -> None:
-    answered, traffic = asyncio.run(send_malformed(raw))
+    answered, then, traffic = asyncio.run(send_malformed(raw))
     assert answered.startswith(b"HTTP/1.1 %d " % status)
-    path = "/v1/chat/completions"
+    path = "/v1/chat/completions"  # the capability taken off, as from every path written down
     assert traffic.requests[0] == ("POST", path, MALFORMED)
     assert traffic.refused == [Refused(1, "POST", path, status, why)]
     assert traffic.failures[0] == f"request 1 could not be served ({status}): POST {path}: {why}"
     assert traffic.turns == [] and traffic.fatal.is_set()
+    assert then == 400  # the flow has failed: nothing more is served
+
+
+def test_a_malformed_request_without_the_capability_is_an_outsiders_and_fails_nothing() -> None:
+    """A stranger cannot fail a record by sending garbage to the port: it is only counted."""
+    smuggled = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 5\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    )
+    answered, then, traffic = asyncio.run(send_malformed(smuggled, prefix=""))
+    assert answered.startswith(b"HTTP/1.1 400 ")
+    assert traffic.outsiders == [("POST", "/v1/chat/completions")]
+    assert traffic.refused == [] and traffic.failures == [] and not traffic.fatal.is_set()
+    assert then == 200 and len(traffic.turns) == 1  # the agent is still served
 
 
 def test_unknown_path_is_a_named_404() -> None:
@@ -186,11 +214,13 @@ async def upgrade(path: str) -> tuple[int, dict[str, str], str, Traffic]:
     """A WebSocket handshake the way Codex CLI opens its Responses WebSocket transport."""
     traffic = Traffic()
     backend = ReplayBackend(TurnMatcher(()), {}, traffic)
-    runner, port = await serve(make_app(backend, traffic), traffic=traffic)
+    runner, port = await serve(
+        make_app(backend, traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
+    )
     try:
         async with aiohttp.ClientSession() as client:
             async with client.get(
-                f"http://127.0.0.1:{port}{path}",
+                f"http://127.0.0.1:{port}{PREFIX}{path}",
                 headers={
                     "Connection": "Upgrade",
                     "Upgrade": "websocket",
@@ -265,11 +295,13 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
 
     async def scenario() -> tuple[int, str, Traffic]:
         traffic = Traffic()
-        runner, port = await serve(make_app(Broken(), traffic), traffic=traffic)  # type: ignore[arg-type]
+        runner, port = await serve(
+            make_app(Broken(), traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
+        )  # type: ignore[arg-type]
         try:
             async with aiohttp.ClientSession() as client:
                 async with client.post(
-                    f"http://127.0.0.1:{port}/v1/chat/completions", json=REQUEST
+                    f"http://127.0.0.1:{port}{PREFIX}/v1/chat/completions", json=REQUEST
                 ) as reply:
                     return reply.status, await reply.text(), traffic
         finally:
@@ -279,4 +311,62 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
     assert status == 500 and "internal error in the proxy" in body
     assert traffic.failures == [
         "flowproof's proxy failed on POST /v1/chat/completions: KeyError: 'turns'"
+    ]
+
+
+async def outsider_then_agent(
+    outsider_path: str, capability: Capability = CAPABILITY
+) -> tuple[tuple[int, str], tuple[int, str], Traffic]:
+    """A request sent the way another process on the machine would (`outsider_path`, no
+    capability), then the agent's own: what each was answered, and the traffic."""
+    traffic = Traffic()
+    backend = ReplayBackend(TurnMatcher((Turn("openai_chat", REQUEST, RESPONSE),)), {}, traffic)
+    app = make_app(backend, traffic, capability)
+    runner, port = await serve(app, traffic=traffic, capability=capability)
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.post(f"http://127.0.0.1:{port}{outsider_path}", json=REQUEST) as r:
+                outsider = (r.status, await r.text())
+            agent_url = f"http://127.0.0.1:{port}{capability.prefix}/v1/chat/completions?a=1"
+            async with client.post(agent_url, json=REQUEST) as r:
+                agent = (r.status, await r.text())
+    finally:
+        await runner.cleanup()
+    return outsider, agent, traffic
+
+
+@pytest.mark.parametrize(
+    "outsider_path",
+    [
+        "/v1/chat/completions",
+        f"/{'x' * len(CAPABILITY.token)}/v1/chat/completions",  # a guess of the right length
+        f"{PREFIX}x/v1/chat/completions",  # the token with more after it is not the token
+        f"/v1{PREFIX}/chat/completions",  # nor is the token further down the path
+    ],
+)
+def test_a_request_without_the_capability_is_refused_and_consumes_nothing(
+    outsider_path: str,
+) -> None:
+    (status, body), agent, traffic = asyncio.run(outsider_then_agent(outsider_path))
+    assert status == 403
+    assert json.loads(body)["error"]["message"] == (
+        "flowproof: this proxy serves only the agent flowproof started, at the base URL "
+        "flowproof gave it; the request's path did not start with it"
+    )
+    assert traffic.outsiders == [("POST", outsider_path)]
+    # The recorded turn was still there for the agent, and the refusal failed nothing.
+    assert agent[0] == 200 and json.loads(agent[1]) == RESPONSE
+    assert len(traffic.turns) == 1 and traffic.failures == [] and not traffic.fatal.is_set()
+    # What the proxy wrote down of the agent's request holds no capability.
+    assert traffic.requests == [("POST", "/v1/chat/completions?a=1", "openai_chat")]
+
+
+def test_a_url_flow_admits_requests_without_the_capability_and_strips_it_from_those_with() -> None:
+    open_door = Capability(required=False)
+    outsider, agent, traffic = asyncio.run(outsider_then_agent("/v1/chat/completions", open_door))
+    assert outsider[0] == 200 and agent[0] == 400  # the one turn went to the first asker
+    assert traffic.outsiders == []
+    assert [path for _, path, _ in traffic.requests] == [
+        "/v1/chat/completions",
+        "/v1/chat/completions?a=1",
     ]
