@@ -85,7 +85,7 @@ channels: dist
 		npm_config_registry=http://127.0.0.1:9 pytest -q -rs -n auto $(CHANNEL_TESTS)
 	pytest -q -rs tests/installer
 
-# Every benchmark of issue 14 (bench/run.py): per-flow overhead against a canned stub and vcrpy,
+# Every benchmark (bench/run.py): per-flow overhead against a canned stub and vcrpy,
 # replay proxy throughput against a raw asyncio server, a 1,000-turn trace, start-up, a 40-flow
 # suite at -j 1 and -j 2, and the profiles. A table on stdout, JSON in bench/results/latest.json;
 # sized for ~10 minutes on 2 idle cores (it took 19 on a shared, loaded one: docs/performance.md).

@@ -1,4 +1,4 @@
-"""Per-flow overhead and suite wall time (issue 14): whole processes, interleaved.
+"""Per-flow overhead and suite wall time: whole processes, interleaved.
 
 Per flow, each round runs once, in turn: the agent against the canned stub (the lower bound),
 the same agent under `flowproof run` (one flow), vcrpy replaying the loop in one process, and

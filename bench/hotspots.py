@@ -1,4 +1,4 @@
-"""Where the time goes (issue 14, before anyone optimises): cProfile of the replay proxy per
+"""Where the time goes (before anyone optimises): cProfile of the replay proxy per
 request, and of one `flowproof run` of the ten-turn flow, with a timeline of that flow (how long
 before the agent starts, the agent's own run against the proxy and against the stub, after it
 ends) and the engine's imports by package (-X importtime)."""

@@ -1,4 +1,4 @@
-"""A large trace (issue 14): 1,000 turns with 50 KB prompts. Load, index, match and serve
+"""A large trace: 1,000 turns with 50 KB prompts. Load, index, match and serve
 time and peak RSS of flowproof's replay proxy, against the raw canned server loading and
 serving the same file; and the matcher alone at 10, 100 and 1,000 turns, to show whether
 the cost of matching one request depends on the length of the trace."""

@@ -1,4 +1,4 @@
-"""`make bench`: every benchmark of issue 14, one command, JSON plus a table.
+"""`make bench`: every benchmark, one command, JSON plus a table.
 
     python bench/run.py [--quick] [--tiny] [--only SECTION,...] [--json FILE]
 

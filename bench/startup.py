@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FROZEN = ROOT / "dist" / "flowproof" / ("flowproof.exe" if sys.platform == "win32" else "flowproof")
 TARGETS = {"frozen --version": 3.0, "launcher --version": 5.0}
-"""Highest allowed ratio to `python -c pass`, per channel (issue 11)."""
+"""Highest allowed ratio to `python -c pass`, per channel."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Replay proxy throughput (issue 14): replayed turns per second with 1, 8 and 32 concurrent
+"""Replay proxy throughput: replayed turns per second with 1, 8 and 32 concurrent
 keep-alive clients, streaming and not, flowproof's replay proxy against the raw-asyncio canned
 server, both in processes of their own, driven by the same client (bench/lib/wire.py) in this
 one. Rounds interleave: each round measures every (clients, streaming) cell on both servers,
