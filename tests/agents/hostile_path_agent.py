@@ -10,7 +10,8 @@ base = urlsplit(os.environ["OPENAI_BASE_URL"])
 connection = http.client.HTTPConnection(base.hostname or "127.0.0.1", base.port, timeout=30)
 connection.request(
     "POST",
-    "/v1/x%0A::warning%20title=path::from%20a%20request%20path",
+    # The base URL's path (flowproof's capability, then /v1), as a client builds on it.
+    base.path.rstrip("/") + "/x%0A::warning%20title=path::from%20a%20request%20path",
     body=b'{"model": "gpt-4o-mini", "messages": []}',
     headers={"Content-Type": "application/json"},
 )
