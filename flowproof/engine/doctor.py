@@ -11,9 +11,12 @@ is no real server behind it, so every call is counted and answered with a JSON-R
 `--agent` and every `--env NAME=VALUE` are resolved like a spec's `agent.command` and
 `agent.env` (`${VAR}` from the environment, `${flowproof.*}` handles from the proxy and the
 stand-ins), so an agent whose base URL comes from its own config or flags can be diagnosed.
-The request bodies are then read for what would stop a trace from replaying elsewhere or on
-another day (`engine/replayability.py`), each with the `normalize:`/`ignore_fields:` line that
-declares it.
+The model calls get canned answers (proxy/canned.py): the first that offers tools is asked
+for a tool the agent does not offer, so the agent goes on to a second request without running
+anything, and the rest get text. An agent that ends with an error on that is run once more
+answered with text only. Every request body is then read for what would stop a trace from
+replaying elsewhere or on another day (`engine/replayability.py`), each with the
+`normalize:`/`ignore_fields:` line that declares it.
 """
 
 from __future__ import annotations
@@ -360,8 +363,8 @@ class _Seen:
 @dataclass(slots=True)
 class Canned(Replay):
     """The strategy doctor runs an agent with: a replay of nothing recorded, so the MCP servers
-    are stand-ins with no lanes, whose model is answered with canned text (proxy/canned.py)
-    instead of a trace; any number of turns is fine, and nothing is written."""
+    are stand-ins with no lanes, whose model is answered by proxy/canned.py instead of a
+    trace; any number of turns is fine, and nothing is written."""
 
     probe: bool = True
     """Answer the first request that offers tools with a call to a tool the agent does not
