@@ -145,6 +145,12 @@ class AnthropicMessages(Dialect):
             "usage": {"input_tokens": 0, "output_tokens": 0},
         }
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any:
+        response = self.text_response(request, "")
+        response["content"] = [{"type": "tool_use", "id": call_id, "name": tool, "input": {}}]
+        response["stop_reason"] = "tool_use"
+        return response
+
 
 def _block_events(index: int, block: dict[str, Any]) -> list[bytes]:
     kind = block.get("type")

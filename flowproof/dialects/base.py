@@ -287,6 +287,11 @@ class Dialect:
         """A complete, minimal answer of `text` in this API's shape (for `flowproof doctor`)."""
         raise NotImplementedError
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any | None:
+        """A complete, minimal answer asking for one call of `tool` with no arguments, in this
+        API's shape (for `flowproof doctor`); None when this dialect has none."""
+        return None
+
 
 def dialect_for_path(path: str) -> Dialect | None:
     """The dialect whose marker comes first in the path AND ends it (trailing slashes ignored).

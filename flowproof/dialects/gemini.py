@@ -165,6 +165,12 @@ class Gemini(Dialect):
             "responseId": "flowproof-doctor",
         }
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any:
+        response = self.text_response(request, "")
+        call = {"functionCall": {"name": tool, "args": {}}}
+        response["candidates"][0]["content"]["parts"] = [call]
+        return response
+
 
 def _offered(body: dict[str, Any]) -> tuple[str, ...]:
     """The declared functions' names, in order; any other tool (googleSearch, codeExecution)

@@ -125,6 +125,12 @@ class OllamaChat(Dialect):
             "done_reason": "stop",
         }
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any:
+        response = self.text_response(request, "")
+        call = {"function": {"name": tool, "arguments": {}}}
+        response["message"] = {"role": "assistant", "content": "", "tool_calls": [call]}
+        return response
+
 
 def _raw(arguments: Any) -> str:
     """The raw argument string: an object in its canonical form, a string as it is."""

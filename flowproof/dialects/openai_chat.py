@@ -142,6 +142,14 @@ class OpenAIChat(Dialect):
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any:
+        response = self.text_response(request, "")
+        choice = response["choices"][0]
+        choice["finish_reason"] = "tool_calls"
+        call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}
+        choice["message"].update(content=None, tool_calls=[call])
+        return response
+
 
 def _messages(request: Any) -> list[dict[str, Any]]:
     messages = request.get("messages") if isinstance(request, dict) else None

@@ -136,6 +136,19 @@ class OpenAIResponses(Dialect):
             },
         }
 
+    def tool_call_response(self, request: Any, tool: str, call_id: str) -> Any:
+        response = self.text_response(request, "")
+        call = {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            "name": tool,
+            "arguments": "{}",
+            "status": "completed",
+        }
+        response["output"] = [call]
+        return response
+
 
 class _StreamEvents:
     """Frames with `event:` lines (as the real API sends) and a sequence_number from 0."""

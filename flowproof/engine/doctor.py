@@ -11,9 +11,12 @@ is no real server behind it, so every call is counted and answered with a JSON-R
 `--agent` and every `--env NAME=VALUE` are resolved like a spec's `agent.command` and
 `agent.env` (`${VAR}` from the environment, `${flowproof.*}` handles from the proxy and the
 stand-ins), so an agent whose base URL comes from its own config or flags can be diagnosed.
-The request bodies are then read for what would stop a trace from replaying elsewhere or on
-another day (`engine/replayability.py`), each with the `normalize:`/`ignore_fields:` line that
-declares it.
+The model calls get canned answers (proxy/canned.py): the first that offers tools is asked
+for a tool the agent does not offer, so the agent goes on to a second request without running
+anything, and the rest get text. An agent that ends with an error on that is run once more
+answered with text only. Every request body is then read for what would stop a trace from
+replaying elsewhere or on another day (`engine/replayability.py`), each with the
+`normalize:`/`ignore_fields:` line that declares it.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
 from flowproof.mcp.server import ToolServer
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import WEBSOCKET, Backend
-from flowproof.proxy.canned import CannedBackend
+from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
@@ -99,6 +102,33 @@ class McpContact:
 
 
 @dataclass(frozen=True, slots=True)
+class Probe:
+    """How doctor led the agent past its first request (proxy/canned.py)."""
+
+    at: int | None = None
+    """The model request answered with a call to PROBE_TOOL; None when none offered tools."""
+    stopped_agent: bool = False
+    """The agent ended with an error after that call, so doctor ran it again with text only
+    and reports that run."""
+
+    def render(self) -> list[str]:
+        if self.stopped_agent:
+            return [
+                f"The agent ended with an error when asked for {PROBE_TOOL}, a tool it does not "
+                "offer, so doctor ran it again answering every request with text; that run is "
+                "reported here, and what the agent sends after its first request was not seen "
+                "(`flowproof record` sees every request)."
+            ]
+        if self.at is None:
+            return []
+        return [
+            f"Request {self.at} was answered with a call to {PROBE_TOOL}, a tool the agent does "
+            "not offer (so nothing runs), to see what it sends after its first request; every "
+            "other request got a canned text."
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class DoctorReport:
     requests: tuple[tuple[str, str, str], ...]
     """(method, path, what served it: a dialect, or why none did) of every request that
@@ -111,6 +141,8 @@ class DoctorReport:
     """What in the request bodies would stop a trace from replaying (cwd, date, per-run ids)."""
     outsiders: tuple[tuple[str, str], ...] = ()
     """(method, path) of each request refused for not carrying the flow's capability."""
+    probe: Probe = field(default_factory=Probe)
+    """Whether a request was answered with the probe call, and what became of it."""
 
     @property
     def mcp_missed(self) -> list[str]:
@@ -138,6 +170,7 @@ class DoctorReport:
             for contact in self.mcp:
                 lines += contact.render()
         lines += _outsider_lines(self.outsiders)
+        lines += self.probe.render()
         lines.append(self._agent_line())
         lines += self._replayability()
         lines += self._next_step()
@@ -241,45 +274,80 @@ async def run_doctor(
     may use `${VAR}` and the `${flowproof.*}` handles.
 
     The agent runs through the same front door as a flow (engine/front.py), with the canned
-    strategy: every model call gets one fixed answer, every MCP server a stand-in."""
+    strategy: every model call gets a canned answer (the first that offers tools, a call to a
+    tool the agent does not have, so it goes on to a second request), every MCP server a
+    stand-in."""
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
-    canned = Canned(NO_TRACE, DOCTOR_SPEC, Trace((), __version__))
+    spec = _doctor_spec(command, prompt, timeout, servers)
+    run = await _run_agent(spec, command, timeout, env or {}, probe=True)
+    probe_stopped = run.probed_at is not None and _failed(run.agent)
+    if probe_stopped:
+        # An agent that stops on a tool it does not have (some frameworks raise) says nothing
+        # about its wiring by that: run it once more answered with text only, and report that.
+        run = await _run_agent(spec, command, timeout, env or {}, probe=False)
+    agent_env = run.agent_env
+    now = datetime.now().astimezone()
+    variables = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
+    home = agent_env.get("HOME", str(Path.home()))
+    facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
+    bodies = [turn.request for turn in run.traffic.turns]
+    findings = find_hazards(bodies, facts, now)
+    return DoctorReport(
+        _requests(run.traffic),
+        run.agent,
+        run.port,
+        run.contacts,
+        findings,
+        tuple(run.traffic.outsiders),
+        Probe(run.probed_at, probe_stopped),
+    )
+
+
+async def _run_agent(
+    spec: LoadedSpec, command: str, timeout: float, env: Mapping[str, str], *, probe: bool
+) -> _Run:
+    """Run the agent once through the same front door as a flow (engine/front.py)."""
+    canned = Canned(NO_TRACE, DOCTOR_SPEC, Trace((), __version__), probe=probe)
     seen = _Seen()
+    servers, prompt = spec.spec.mcp, spec.prompts[0]
 
     async def agent(
         context: FlowContext, port: int, stop: asyncio.Event, boundary: McpBoundary
     ) -> DriveResult:
-        wiring = wire_agent(context.environ, port, context.capability, boundary, prompt, env or {})
+        wiring = wire_agent(context.environ, port, context.capability, boundary, prompt, env)
         resolved = resolve(command, context.environ, wiring.handles)
         # Never set: doctor reports everything the agent sends, refused requests included,
         # so it does not stop the agent at the first one the way a flow does.
         run_to_the_end = asyncio.Event()
         seen.agent = await run_command(resolved, wiring.environment, timeout, run_to_the_end)
         seen.port, seen.agent_env = port, wiring.environment
-        seen.contacts = tuple(_contact(spec, boundary.servers[spec.name]) for spec in servers)
+        seen.contacts = tuple(_contact(server, boundary.servers[server.name]) for server in servers)
         return DriveResult(seen.agent)
 
     # The spec is made in memory: it has no file, so no suite, and the flow writes nothing.
-    await run_spec(
-        _doctor_spec(command, prompt, timeout, servers), RunOptions(strategy=canned), agent
-    )
+    await run_spec(spec, RunOptions(strategy=canned), agent)
     assert seen.agent is not None and canned.traffic is not None  # the agent always runs
-    traffic, agent_env = canned.traffic, seen.agent_env
-    now = datetime.now().astimezone()
-    variables = {"TZ": agent_env["TZ"]} if agent_env.get("TZ") else {}
-    home = agent_env.get("HOME", str(Path.home()))
-    facts = environment_facts(os.getcwd(), home, now, _machine_zone(), variables)
-    bodies = [turn.request for turn in traffic.turns]
-    findings = find_hazards(bodies, facts, now)
-    return DoctorReport(
-        _requests(traffic),
-        seen.agent,
-        seen.port,
-        seen.contacts,
-        findings,
-        tuple(traffic.outsiders),
+    return _Run(
+        seen.agent, seen.port, seen.agent_env, seen.contacts, canned.traffic, canned.probed_at
     )
+
+
+def _failed(agent: AgentOutcome) -> bool:
+    """The agent ended with an error (a timeout is not retried: it would cost another)."""
+    return not agent.timed_out and agent.exit_code != 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One run of the agent under doctor: how it ended and what it sent."""
+
+    agent: AgentOutcome
+    port: int
+    agent_env: dict[str, str]
+    contacts: tuple[McpContact, ...]
+    traffic: Traffic
+    probed_at: int | None
 
 
 @dataclass(slots=True)
@@ -295,18 +363,27 @@ class _Seen:
 @dataclass(slots=True)
 class Canned(Replay):
     """The strategy doctor runs an agent with: a replay of nothing recorded, so the MCP servers
-    are stand-ins with no lanes, whose model is answered with canned text (proxy/canned.py)
-    instead of a trace; any number of turns is fine, and nothing is written."""
+    are stand-ins with no lanes, whose model is answered by proxy/canned.py instead of a
+    trace; any number of turns is fine, and nothing is written."""
 
+    probe: bool = True
+    """Answer the first request that offers tools with a call to a tool the agent does not
+    offer (proxy/canned.py), so that it sends a second request."""
     traffic: Traffic | None = None
     """What the agent sent, kept for doctor's report."""
+    probed_at: int | None = None
+    """Which model request was answered with the probe call, if any."""
 
     @asynccontextmanager
     async def backend(
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         self.traffic = traffic
-        yield CannedBackend()
+        canned = CannedBackend(probe=self.probe)
+        try:
+            yield canned
+        finally:
+            self.probed_at = canned.probed_at
 
     @property
     def expected_turns(self) -> int | None:

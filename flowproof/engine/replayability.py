@@ -19,20 +19,32 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY, ITEM_IDENTITY_FIELDS
 from flowproof.words import plural
 
-CONTENT_KEYS = frozenset(
-    ("messages", "input", "system", "instructions", "contents", "tools", "tool_choice", "model")
+ITEM_IDENTITY_PATH = re.compile(
+    rf"(?:{'|'.join(ITEM_IDENTITY)})\[\*\]\.(?:{'|'.join(ITEM_IDENTITY_FIELDS)})(?=$|[.\[])"
 )
-"""Top-level request keys that carry the conversation: `ignore_fields:` refuses paths into
-them, except a per-item `id` (`input[*].id`, `messages[*].id`)."""
+"""An item's own identity field (`input[*].id`, Codex's per-item
+`input[*].internal_chat_message_metadata_passthrough`), the one place inside the conversation
+`ignore_fields:` admits (matching/fields.py); whatever lies below it is declared with it."""
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DAY_SECONDS = 86_400
 SLUG = (
-    "normalize: [cwd] replaces the path as written, not this spelling (Claude Code names its "
-    "per-project memory ~/.claude/projects/<slug>/ in its prompt: run it with "
-    "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1)"
+    "normalize: [cwd] replaces the path as written, not this spelling, which agents use to name "
+    "per-project state (a directory such as ~/.<agent>/projects/<slug>/): turn that state off "
+    "with the agent's own setting (see its docs), or record and replay at the same path"
 )
+SLUG_BY_AGENT = (
+    (
+        r"\.claude/projects/{spelling}",
+        "normalize: [cwd] replaces the path as written, not this spelling: Claude Code names its "
+        "per-project memory ~/.claude/projects/<slug>/ in its prompt; run it with "
+        "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+    ),
+)
+"""Advice that only holds for one agent, given only when the text around the slug shows that
+agent's own state path (`{spelling}` stands for the slug); any other agent gets SLUG."""
 ZONE = (
     "no normalize: fact covers a time zone: record and replay on machines set to the same zone "
     '(an agent that prints $TZ can be declared as normalize: ["${TZ}"])'
@@ -54,6 +66,20 @@ class Fact:
     """Match only as a whole word (a weekday inside another word is not a date)."""
     why_not: str | None = None
     """Set for a fact no `normalize:` entry covers: why, and what to do instead."""
+    advice_in_context: tuple[tuple[str, str], ...] = ()
+    """(pattern, advice) pairs: `advice` replaces `why_not` when a text the fact was seen in
+    matches `pattern`, whose `{spelling}` stands for the spelling seen."""
+
+    def advice(
+        self, sightings: Sequence[Sighting], texts: Mapping[tuple[int, str], str]
+    ) -> str | None:
+        """The advice for this fact, as seen: the agent's own when its context names it."""
+        for pattern, advice in self.advice_in_context:
+            for sighting in sightings:
+                text = texts.get((sighting.request, sighting.path), "")
+                if re.search(pattern.format(spelling=re.escape(sighting.value)), text):
+                    return advice
+        return self.why_not
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +128,8 @@ def environment_facts(
     print (`TZ`), each declared as `normalize: ["${NAME}"]`.
 
     The working directory is also looked for as a slug, every character other than a letter or
-    digit turned into `-` (Claude Code keeps per-project memory under
-    `~/.claude/projects/-work-app/`, and names that path in its prompt)."""
+    digit turned into `-`: agents name per-project state that way (Claude Code keeps its memory
+    under `~/.claude/projects/-work-app/`, and names that path in its prompt)."""
     days = {now.date(), now.astimezone(UTC).date()}
     spellings: list[str] = []
     weekdays: list[str] = []
@@ -120,7 +146,8 @@ def environment_facts(
     slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
     facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))] if len(cwd) >= 4 else []
     if len(cwd) >= 4 and slug != cwd:
-        facts.append(Fact("", f"the working directory as a slug {slug}", (slug,), why_not=SLUG))
+        label = f"the working directory as a slug {slug}"
+        facts.append(Fact("", label, (slug,), why_not=SLUG, advice_in_context=SLUG_BY_AGENT))
     if len(home) >= 4 and home != cwd:
         facts.append(Fact("home", f"the home directory {home}", (home,)))
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
@@ -146,7 +173,8 @@ def find_hazards(
         for number, body in enumerate(bodies, 1)
         for path, value in _leaves(body, "")
     ]
-    masked = {(number, path): value for number, path, value in leaves if isinstance(value, str)}
+    texts = {(number, path): value for number, path, value in leaves if isinstance(value, str)}
+    masked = dict(texts)
     seen: dict[int, list[Sighting]] = {}
     by_length = sorted(range(len(facts)), key=lambda i: -max(map(len, facts[i].spellings)))
     for index in by_length:
@@ -160,7 +188,12 @@ def find_hazards(
                     seen.setdefault(index, []).append(Sighting(number, path, spelling))
                     masked[(number, path)] = text = re.sub(pattern, "", text)
     findings = [
-        Finding(fact.label, tuple(seen[index]), normalize=fact.key or None, why_not=fact.why_not)
+        Finding(
+            fact.label,
+            tuple(seen[index]),
+            normalize=fact.key or None,
+            why_not=fact.advice(seen[index], texts),
+        )
         for index, fact in enumerate(facts)
         if index in seen
     ]
@@ -185,7 +218,11 @@ def _per_run_ids(leaves: Sequence[tuple[int, str, Any]], now: datetime) -> list[
     for number, path, value in leaves:
         shown = _volatile(value, now)
         if shown is not None:
-            by_path.setdefault(_generalise(path), []).append(Sighting(number, path, shown))
+            general = _generalise(path)
+            identity = ITEM_IDENTITY_PATH.match(general)
+            # An item's identity field is declared whole, however many values lie below it.
+            key = identity.group(0) if identity else general
+            by_path.setdefault(key, []).append(Sighting(number, path, shown))
     # Several volatile fields under one object outside the conversation (Codex's
     # client_metadata) are declared as that one object.
     tops: dict[str, list[str]] = {}
@@ -197,22 +234,24 @@ def _per_run_ids(leaves: Sequence[tuple[int, str, Any]], now: datetime) -> list[
         top = _top(path)
         if path in done:
             continue
-        if top not in CONTENT_KEYS and len(tops[top]) > 1 and top != path:
+        if top not in CONVERSATION_KEYS and len(tops[top]) > 1 and top != path:
             group = [s for p in tops[top] for s in by_path[p]]
             done.update(tops[top])
             findings.append(Finding(f"per-run ids under {top}", tuple(group), ignore_field=top))
             continue
         done.add(path)
         label = f"a per-run id at {path}"
-        if top not in CONTENT_KEYS or _is_item_id(path):
+        if top not in CONVERSATION_KEYS or ITEM_IDENTITY_PATH.fullmatch(path):
             findings.append(Finding(label, tuple(sightings), ignore_field=path))
         else:
             findings.append(
                 Finding(
                     label,
                     tuple(sightings),
-                    why_not=f"inside the conversation ({top}): ignore_fields cannot declare it; "
-                    "the agent must stop sending it, or the trace is re-recorded each run",
+                    why_not=f"inside the conversation ({top}), where matching stays strict: no "
+                    "ignore_fields entry declares it. If the agent is your own code, stop sending "
+                    "it; if it is a tool's output, give that tool a `result:` in the spec's "
+                    "`tools:`; otherwise the trace matches only the run it was recorded in",
                 )
             )
     return findings
@@ -248,10 +287,6 @@ def _generalise(path: str) -> str:
 
 def _top(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
-
-
-def _is_item_id(path: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_]+\[\*\]\.id", path) is not None
 
 
 def _merge_dates(findings: list[Finding]) -> tuple[Finding, ...]:

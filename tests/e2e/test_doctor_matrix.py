@@ -2,6 +2,8 @@
 a network namespace with only loopback: it names the cwd and date Claude Code puts into its
 prompt and the per-run id it sends, and it resolves the `${flowproof.proxy_url}` handle
 Codex CLI needs in its own flags, showing the refused WebSocket attempt next to the HTTP call.
+Both go on past doctor's first answer (a call to a tool they do not offer) to a second request,
+and doctor prints every line each needs.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def test_doctor_names_the_cwd_date_and_session_id_claude_code_sends(tmp_path: Pa
     quiet = [f"--env={name}={value}" for name, value in CLAUDE_QUIET.items()]
     output = doctor(project, home, f'--agent={BIN / "claude"} -p "$FLOWPROOF_PROMPT"', *quiet)
     today = datetime.now(UTC).date().isoformat()
-    assert "× POST /v1/messages?beta=true  →  anthropic_messages" in output  # the real path
+    # the real path; the second request is Claude Code reporting doctor's probe tool unknown
+    assert "2 × POST /v1/messages?beta=true  →  anthropic_messages" in output
+    assert "Request 1 was answered with a call to flowproof_doctor_probe" in output
     assert f"the working directory {project}: request 1 at " in output
     assert "today's date: request 1 at " in output and repr(today) in output
     assert "a per-run id at metadata.user_id: request 1 at metadata.user_id" in output
@@ -83,8 +87,12 @@ def test_doctor_resolves_a_handle_in_agent_and_shows_the_websocket_attempt(
         "1 × GET /v1/responses  →  WebSocket upgrade, refused with 426 (flowproof serves model "
         "calls over HTTP)"
     ) in output
-    assert "1 × POST /v1/responses  →  openai_responses" in output
+    assert "2 × POST /v1/responses  →  openai_responses" in output  # past doctor's probe
     assert f"the working directory {project}: request 1 at input[" in output
     assert "a per-run id at prompt_cache_key: request 1 at prompt_cache_key" in output
     assert "→ ignore_fields: [client_metadata]" in output
     assert "  normalize: [cwd, home, date]" in output
+    assert (
+        '  ignore_fields: ["input[*].id", "input[*].internal_chat_message_metadata_passthrough", '
+        "prompt_cache_key, client_metadata]"
+    ) in output  # every line docs/agents.md gives Codex CLI

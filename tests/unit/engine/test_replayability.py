@@ -76,7 +76,10 @@ def test_codex_style_ids_item_ids_cache_key_and_client_metadata() -> None:
             {
                 "type": "message",
                 "id": f"msg_{SESSION[:-1]}d",
-                "internal_chat_message_metadata_passthrough": {"create_time": NOW.timestamp()},
+                "internal_chat_message_metadata_passthrough": {
+                    "turn_id": SESSION,
+                    "create_time": NOW.timestamp(),
+                },
             },
         ],
         "prompt_cache_key": SESSION,
@@ -85,14 +88,34 @@ def test_codex_style_ids_item_ids_cache_key_and_client_metadata() -> None:
     found = hazards(body)
     assert [(f.label, f.ignore_field) for f in found] == [
         ("a per-run id at input[*].id", "input[*].id"),
-        ("a per-run id at input[*].internal_chat_message_metadata_passthrough.create_time", None),
+        (
+            "a per-run id at input[*].internal_chat_message_metadata_passthrough",
+            "input[*].internal_chat_message_metadata_passthrough",
+        ),
         ("a per-run id at prompt_cache_key", "prompt_cache_key"),
         ("per-run ids under client_metadata", "client_metadata"),
     ]
-    assert found[1].why_not and "inside the conversation (input)" in found[1].why_not
-    assert suggested_lines(found) == [
-        'ignore_fields: ["input[*].id", prompt_cache_key, client_metadata]'
+    # the item's identity field is declared whole: both values below it are one finding
+    assert [s.path for s in found[1].sightings] == [
+        "input[1].internal_chat_message_metadata_passthrough.turn_id",
+        "input[1].internal_chat_message_metadata_passthrough.create_time",
     ]
+    assert suggested_lines(found) == [
+        'ignore_fields: ["input[*].id", "input[*].internal_chat_message_metadata_passthrough", '
+        "prompt_cache_key, client_metadata]"
+    ]
+
+
+def test_a_per_run_value_inside_the_conversation_names_what_can_fix_it() -> None:
+    body = {"messages": [{"role": "tool", "content": f"Chunk ID: {SESSION}"}]}
+    (found,) = hazards(body)
+    assert found.ignore_field is None
+    assert found.why_not == (
+        "inside the conversation (messages), where matching stays strict: no ignore_fields "
+        "entry declares it. If the agent is your own code, stop sending it; if it is a tool's "
+        "output, give that tool a `result:` in the spec's `tools:`; otherwise the trace matches "
+        "only the run it was recorded in"
+    )
 
 
 def test_stable_values_are_not_reported() -> None:
@@ -113,6 +136,21 @@ def test_claude_code_project_slug_of_the_cwd_is_named_with_what_to_do() -> None:
         ("the home directory /home/casey", "home"),
     ]
     assert found[0].why_not and "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in found[0].why_not
+
+
+def test_another_agents_project_slug_gets_general_advice_naming_no_claude_variable() -> None:
+    state = f"{HOME}/.myagent/projects/-home-casey-work-app/notes.md"
+    found = hazards({"messages": [{"role": "system", "content": f"Notes: {state}"}]})
+    assert [(f.label, f.normalize) for f in found] == [
+        ("the working directory as a slug -home-casey-work-app", None),
+        ("the home directory /home/casey", "home"),
+    ]
+    assert found[0].why_not == (
+        "normalize: [cwd] replaces the path as written, not this spelling, which agents use to "
+        "name per-project state (a directory such as ~/.<agent>/projects/<slug>/): turn that "
+        "state off with the agent's own setting (see its docs), or record and replay at the same "
+        "path"
+    )
 
 
 def test_a_time_zone_variable_the_agent_prints_is_declared_as_that_variable() -> None:

@@ -1,0 +1,77 @@
+"""`flowproof doctor` leads a real agent past its first request: the first request that offers
+tools is answered with a call to a tool the agent does not offer, so what the agent adds from
+its second request on is reported too; an agent that stops on that call is run again with text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import agent_command, flowproof
+
+
+def test_doctor_reports_what_appears_only_from_the_second_request(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    result = flowproof(
+        "doctor",
+        "--agent",
+        agent_command("late_tools_agent.py"),
+        cwd=project,
+        env={"HOME": str(home)},
+    )
+    output = result.stderr
+    assert result.code == 0, result.output
+    assert "2 model requests arrived at flowproof's proxy" in output
+    assert (
+        "Request 1 was answered with a call to flowproof_doctor_probe, a tool the agent does not "
+        "offer (so nothing runs)"
+    ) in output
+    assert f"the home directory {home}: request 2 at tools[1].function.description" in output
+    assert "a per-run id at metadata.turn_id: request 2 at metadata.turn_id" in output
+    assert (
+        "Declare them in the spec (docs/specs.md):\n"
+        "  normalize: [home]\n"
+        "  ignore_fields: [metadata.turn_id]\n"
+    ) in output
+    assert "The agent exited with code 0." in output
+
+
+def test_slug_advice_for_another_agent_names_no_claude_variable(tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    result = flowproof(
+        "doctor",
+        "--agent",
+        agent_command("late_tools_agent.py"),
+        cwd=project,
+        env={"HOME": str(home)},
+    )
+    slug = re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    assert (
+        f"the working directory as a slug {slug}: request 2 at tools[1].function.description"
+    ) in result.stderr
+    assert (
+        "✗ normalize: [cwd] replaces the path as written, not this spelling, which agents use to "
+        "name per-project state (a directory such as ~/.<agent>/projects/<slug>/): turn that "
+        "state off with the agent's own setting (see its docs), or record and replay at the same "
+        "path"
+    ) in result.stderr
+    assert "CLAUDE" not in result.stderr
+
+
+def test_an_agent_that_stops_on_the_probe_is_run_again_answered_with_text(
+    tmp_path: Path,
+) -> None:
+    """openai_chat_agent.py looks a tool up by name and raises on one it does not have."""
+    result = flowproof("doctor", "--agent", agent_command("openai_chat_agent.py"), cwd=tmp_path)
+    assert result.code == 0, result.output
+    assert (
+        "The agent ended with an error when asked for flowproof_doctor_probe, a tool it does not "
+        "offer, so doctor ran it again answering every request with text"
+    ) in result.stderr
+    assert "1 model request arrived at flowproof's proxy" in result.stderr
+    assert "The agent exited with code 0." in result.stderr
