@@ -9,6 +9,7 @@ opting the home directory out makes record refuse the trace naming the entry to 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -19,8 +20,9 @@ from tests.e2e.test_fidelity import NOTES, read_the_notes
 from tests.upstream.scripted import ScriptedUpstream, text
 
 
-def write_project(project: Path, normalize: str | None = None) -> Path:
-    """A project whose spec is written as a new user would: no `normalize:` line."""
+def write_project(project: Path, normalize: str | None = None, state: str = "1") -> Path:
+    """A project whose spec is written as a new user would: no `normalize:` line. `state`:
+    AGENT_STATE, "0" for the agent without its state directory and temporary directory."""
     (project / "work").mkdir(parents=True, exist_ok=True)
     (project / "work" / "notes.txt").write_text(NOTES)
     spec = project / "specs" / "notes.yaml"
@@ -33,7 +35,7 @@ def write_project(project: Path, normalize: str | None = None) -> Path:
           command: "{agent_command("coding_agent.py")}"
           cwd: ../work
           env:
-            AGENT_STATE: "1"
+            AGENT_STATE: "{state}"
         {f"normalize: {normalize}" if normalize else ""}
         steps:
           - prompt: What do my notes say?
@@ -77,7 +79,8 @@ def test_a_spec_without_normalize_replays_at_another_path_home_and_tmpdir(
     trace_text = record_notes(project, upstream, env)
 
     work = str((project / "work").resolve())
-    for recorded in (work, work.replace("/", "-"), env["HOME"], env["TMPDIR"]):
+    slug = re.sub(r"[^A-Za-z0-9]", "-", work)
+    for recorded in (work, slug, env["HOME"], env["TMPDIR"]):
         assert recorded not in trace_text, f"{recorded} reached the trace"
     trace = json.loads(trace_text)
     assert trace["format_version"] == 4
@@ -138,3 +141,24 @@ def test_opting_the_home_directory_out_makes_record_name_the_entry_to_drop(
     ) in result.output
     assert "remove it from what the agent sends" not in result.output
     assert not (project / "specs" / "notes.trace.json").exists()
+
+
+def test_a_trace_from_before_the_defaults_is_matched_as_it_was_recorded(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """A format-3 trace lists no default facts: its raw HOME and TMPDIR still match, and only
+    its declared `cwd` is normalised, by the rule it was recorded with."""
+    project = tmp_path / "project"
+    env = machine(tmp_path, "a")
+    spec = write_project(project, normalize="[cwd, no-home, no-tmpdir]", state="0")
+    record_notes(project, upstream, env)
+    trace_path = project / "specs" / "notes.trace.json"
+    document = json.loads(trace_path.read_text())
+    assert env["HOME"] in json.dumps(document)  # the raw home an older flowproof kept
+    del document["normalized_by_default"]
+    trace_path.write_text(json.dumps({**document, "format_version": 3}, indent=2))
+    spec.write_text(spec.read_text().replace("[cwd, no-home, no-tmpdir]", "[cwd]"))
+
+    result = flowproof("run", "specs", cwd=project, env=env)
+    assert result.code == 0, result.output
+    assert "2 of 2 turns served" in result.output
