@@ -148,10 +148,13 @@ def test_an_environment_relative_trace_replays_at_another_path_home_and_day(
     code, output = replay_elsewhere(copy, tmp_path, tz)
     assert code == 1, output
     assert "request 1 matches no recorded turn (compared with recorded turn 1)" in output
+    # The texts differ inside the working directory, whatever prefix of it (the temporary
+    # directory, normalised by default) the two spellings share.
     start = len("You are a coding agent.\nWorking directory: ")
-    assert f"messages[0].content: texts differ from character {start}:" in output
+    differ = re.search(r"messages\[0\]\.content: texts differ from character (\d+):", output)
+    assert differ is not None, output
+    assert start <= int(differ.group(1)) < start + len(str(copy.resolve() / "work")), output
     assert "\\nWorking directory: {{flowproof.cwd}}\\nHome" in output  # recorded
-    assert f"\\nWorking directory: {str(copy.resolve() / 'work')[:35]}" in output  # replayed
 
 
 def test_a_per_run_id_replays_with_ignore_fields_and_diverges_without(
