@@ -187,7 +187,8 @@ class FlowSpec(_Strict):
     normalize: Normalized = []
     """Environment facts whose current value becomes a placeholder in every request body
     before it is matched or stored, and comes back in every response served
-    (matching/normalize.py). Added to the suite's list."""
+    (matching/normalize.py), besides cwd, home and tmpdir, which are by default; `no-cwd`
+    opts one of those out. Added to the suite's list."""
     ignore_fields: IgnoredFields = []
     """Request-body paths left out of matching and stored as recorded (matching/fields.py);
     never a path into the conversation. Added to the suite's list."""
