@@ -162,3 +162,14 @@ def test_a_trace_from_before_the_defaults_is_matched_as_it_was_recorded(
     result = flowproof("run", "specs", cwd=project, env=env)
     assert result.code == 0, result.output
     assert "2 of 2 turns served" in result.output
+
+
+def test_a_home_too_short_to_replace_is_skipped_not_refused(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """HOME=/ cannot be replaced safely; nobody asked for it, so record goes on without it."""
+    project = tmp_path / "project"
+    write_project(project)
+    record_notes(project, upstream, {**machine(tmp_path, "a"), "HOME": "/"})
+    report = json.loads(next((project / ".flowproof" / "runs").glob("*/report.json")).read_text())
+    assert report["flows"][-1]["normalized"] == ["cwd", "tmpdir"]
