@@ -3,7 +3,9 @@
 temporary directory records with a spec that declares nothing, and replays green from a copy
 of the project at another path, with another HOME and TMPDIR, the upstream stopped. Opting the
 working directory out (`normalize: [no-cwd]`) makes the same replay fail at that path, and
-opting the home directory out makes record refuse the trace naming the entry to drop.
+opting the home directory out makes record refuse the trace naming the entry to drop. A trace
+from before the defaults replays with its declared facts alone, and a HOME too short to replace
+is skipped, not refused.
 """
 
 from __future__ import annotations
