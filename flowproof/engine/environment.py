@@ -5,8 +5,13 @@ environment the agent will run in: its working directory (`agent.cwd`), and HOME
 USER as the suite's `env:` and `agent.env` leave them. Today is taken in UTC and in
 flowproof's local time zone (TZ), which the agent inherits.
 
-A fact whose value here is empty or shorter than 4 characters (a user `bob`, a `${VAR}` set to
-`ab`) cannot be normalised safely. That is only known at run time, and it is reported as a
+The working directory, HOME and TMPDIR are normalised without being declared unless an entry
+opts one out (`no-cwd`); a flow's own list decides over the suite's for the same fact. A replay
+normalises by default only the facts its trace was recorded with (`normalized_by_default`), so
+a trace from before the defaults is matched as it was recorded.
+
+A declared fact whose value here is empty or shorter than 4 characters (a user `bob`, a `${VAR}`
+set to `ab`) cannot be normalised safely. That is only known at run time, and it is reported as a
 configuration error (exit 2) naming the file and line of the `normalize:` entry: the flow is not
 run, since a replay that quietly matched on the raw value would pass here and fail elsewhere.
 """
@@ -16,7 +21,7 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,17 +29,22 @@ from flowproof.engine.workdir import agent_cwd
 from flowproof.errors import SpecError
 from flowproof.matching.fields import parse_field_path
 from flowproof.matching.normalize import (
+    DEFAULT_FACTS,
     MIN_LENGTH,
+    OPT_OUT,
     Environment,
     Normalizer,
     ShortValue,
     UnsetVariable,
+    opted_out,
+    placeholder,
     substitutions,
 )
 from flowproof.matching.rules import RequestRules
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 from flowproof.spec.suite import Suite
+from flowproof.trace.lint import HomeFacts
 
 Where = tuple[Path, int | None]
 
@@ -44,23 +54,68 @@ def request_rules(
     suite: Suite | None,
     environ: Mapping[str, str],
     now: datetime | None = None,
+    recorded_defaults: Sequence[str] | None = None,
 ) -> RequestRules:
-    """The flow's normaliser (today's values) and ignored fields; SpecError for a value too
-    short to normalise, or an unset `${VAR}`."""
-    entries = _declared(loaded, suite, "normalize")
+    """The flow's normaliser (today's values) and ignored fields; SpecError for a declared
+    value too short to normalise, or an unset `${VAR}`. `recorded_defaults`: at replay, the
+    facts the trace was normalised with by default (None at record)."""
+    listed = _declared(loaded, suite, "normalize")
     ignored = _declared(loaded, suite, "ignore_fields")
     fields = tuple(parse_field_path(path) for path in ignored)
-    if not entries:
+    off = _opted_out(loaded, suite)
+    defaults = [
+        fact
+        for fact in DEFAULT_FACTS
+        if fact not in off and (recorded_defaults is None or fact in recorded_defaults)
+    ]
+    entries = {
+        entry: where
+        for entry, where in listed.items()
+        if opted_out(entry) is None and entry not in off
+    }
+    if not entries and not defaults:
         return RequestRules(ignored=fields)
     env = measure(loaded, suite, environ, now or datetime.now(UTC))
     for entry, (path, line) in entries.items():
+        if entry in defaults:
+            continue  # a default spelling too short to replace is skipped, never refused
         try:
             substitutions(entry, env)
         except ShortValue as exc:
             raise SpecError(path, line, str(exc), _SHORT_HINT) from None
         except UnsetVariable as exc:
             raise SpecError(path, line, str(exc), "set it, or drop the entry") from None
-    return RequestRules(Normalizer.build(list(entries), env), fields)
+    return RequestRules(Normalizer.build(list(entries), env, defaults), fields)
+
+
+def _opted_out(loaded: LoadedSpec, suite: Suite | None) -> dict[str, Where]:
+    """The default facts the flow opts out of, with where: its own list decides over the
+    suite's for a fact it names either way."""
+    own = loaded.spec.normalize
+    found: dict[str, Where] = {}
+    for index, entry in enumerate(own):
+        if (fact := opted_out(entry)) is not None:
+            found[fact] = (loaded.path, loaded.line_of("normalize", index))
+    if suite is not None:
+        for index, entry in enumerate(suite.settings.normalize):
+            fact = opted_out(entry)
+            if fact is not None and fact not in own and fact not in found:
+                found[fact] = (suite.path, suite.line_of("normalize", index))
+    return found
+
+
+def home_facts(
+    loaded: LoadedSpec, suite: Suite | None, environ: Mapping[str, str], rules: RequestRules
+) -> HomeFacts:
+    """What this flow does with its home directory, for the trace lint's remedy."""
+    env = measure(loaded, suite, environ, datetime.now(UTC))
+    where = _opted_out(loaded, suite).get("home")
+    home = placeholder("home")
+    return HomeFacts(
+        spellings=tuple(env.home),
+        normalized=any(sub.placeholder == home for sub in rules.normalizer.substitutions),
+        opt_out=_at(where, f"{OPT_OUT}home") if where else None,
+    )
 
 
 _SHORT_HINT = (
@@ -105,6 +160,11 @@ def _spellings(directory: str) -> tuple[str, ...]:
         return ("",)
     given = directory.rstrip("/") or directory
     return tuple(dict.fromkeys((os.path.realpath(given), given)))
+
+
+def _at(where: Where, entry: str) -> str:
+    path, line = where
+    return f"{path}:{line}: {entry}" if line else f"{path}: {entry}"
 
 
 def _login() -> str:

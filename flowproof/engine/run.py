@@ -20,7 +20,7 @@ from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
 from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult, drive
-from flowproof.engine.environment import request_rules
+from flowproof.engine.environment import home_facts, request_rules
 from flowproof.engine.judge import judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
@@ -49,8 +49,9 @@ async def run_flow(
 ) -> FlowOutcome:
     loaded, suite, environ = context.loaded, context.suite, context.environ
     spec = loaded.spec
-    # `normalize:` and `ignore_fields:`, with today's facts measured as the flow starts.
-    rules = request_rules(loaded, suite, environ)
+    # `normalize:` and `ignore_fields:`, with today's facts measured as the flow starts; a
+    # replay normalises by default only what its trace was normalised with.
+    rules = request_rules(loaded, suite, environ, recorded_defaults=strategy.recorded_defaults)
     if (problem := strategy.cannot_start()) is not None:
         return _failed(loaded, strategy, problem)
     secret_values = context.secrets  # an unset declared secret fails here, after the above
@@ -103,9 +104,13 @@ async def run_flow(
         # The capability is as good as dead once the flow ends, but a trace is committed
         # evidence: an agent that told the model its base URL has its trace refused.
         never_in_a_trace = {**secret_values, REDACTED_AS: capability.token}
-        lint_rules = rules_for(suite.settings if suite else None, never_in_a_trace)
+        lint_rules = rules_for(
+            suite.settings if suite else None,
+            never_in_a_trace,
+            home_facts(loaded, suite, environ, rules),
+        )
         reasons = strategy.trace_findings(traffic, lint_rules)
-    written = strategy.finish(traffic, not reasons, context.never_stored)
+    written = strategy.finish(traffic, not reasons, context.never_stored, rules.normalizer.defaults)
     return FlowOutcome(
         spec_path=loaded.path,
         name=spec.name,

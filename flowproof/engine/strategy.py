@@ -66,11 +66,21 @@ class Strategy(Protocol):
         """What `flowproof trace lint` would find in the trace this flow is about to write
         (record), as failure reasons; nothing at replay, which writes no trace."""
 
+    @property
+    def recorded_defaults(self) -> tuple[str, ...] | None:
+        """The facts the trace being replayed was normalised with by default; None at record,
+        where the spec's defaults apply (matching/normalize.py)."""
+        ...
+
     def finish(
-        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+        self,
+        traffic: Traffic,
+        passed: bool,
+        never_stored: Mapping[str, str],
+        normalized_by_default: tuple[str, ...] = (),
     ) -> Path | None:
         """After judging: the trace written, if any. `never_stored` maps each variable whose
-        value must not reach a trace to that value."""
+        value must not reach a trace to that value; `normalized_by_default` is written in it."""
 
 
 @dataclass(slots=True)
@@ -108,8 +118,16 @@ class Replay:
     def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
         return []
 
+    @property
+    def recorded_defaults(self) -> tuple[str, ...] | None:
+        return self.previous.normalized_by_default if self.previous else None
+
     def finish(
-        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+        self,
+        traffic: Traffic,
+        passed: bool,
+        never_stored: Mapping[str, str],
+        normalized_by_default: tuple[str, ...] = (),
     ) -> Path | None:
         return None
 
@@ -154,19 +172,26 @@ class Record:
         findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules)
         return [
             f"the trace would hold {finding.rule} at {finding.path}, so it was not written: "
-            "remove it from what the agent sends or receives, or accept it with a reviewed "
-            "`trace_lint: allow:` entry in flowproof.yaml"
+            f"{finding.remedy}"
             for finding in findings
         ]
 
+    @property
+    def recorded_defaults(self) -> tuple[str, ...] | None:
+        return None
+
     def finish(
-        self, traffic: Traffic, passed: bool, never_stored: Mapping[str, str]
+        self,
+        traffic: Traffic,
+        passed: bool,
+        never_stored: Mapping[str, str],
+        normalized_by_default: tuple[str, ...] = (),
     ) -> Path | None:
         """Mint the trace, only for a passing record. The secret scan ran before this (a leak
         fails the flow), and write_trace refuses a secret value once more."""
         if not passed:
             return None
-        trace = Trace(traffic.snapshot(), __version__)
+        trace = Trace(traffic.snapshot(), __version__, normalized_by_default)
         try:
             write_trace(self.trace_path, trace, secrets=never_stored)
         except ConfigError as exc:  # the path cannot be written: say what that cost

@@ -11,13 +11,22 @@ The facts (FACTS) and `${VAR}` values are measured once per flow, by the engine
 one pass over each string, so a short value never matches inside a longer one or inside a
 placeholder already written. A value shorter than MIN_LENGTH characters is refused: `bob` or
 `/tm` would rewrite unrelated text in every body.
+
+The working directory, the home directory and the temporary directory are normalised by default
+(DEFAULT_FACTS), unless a flow opts one out (`no-cwd`). A default fact is replaced in every
+spelling flowproof can derive (as given, resolved, under `~`, and the slug agents name
+per-project state with, `/work/app` as `work-app`), and only where it stands on its own: a path
+not inside a longer word or path (`/tmp` is not replaced in `/var/tmp`), a slug not inside a
+longer word. A default spelling too short to replace safely is skipped without a word, since
+nobody asked for it. A declared entry keeps its exact rule, so a trace recorded before the
+defaults (which does not list them, trace/model.py) is matched as it always was.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -35,6 +44,14 @@ FACTS: Mapping[str, str] = {
     "December 1, 2026 and Tuesday",
 }
 """The environment facts a `normalize:` entry may name, with what each stands for."""
+
+DEFAULT_FACTS = ("cwd", "home", "tmpdir")
+"""Facts normalised without being declared: where an agent runs differs on every machine."""
+OPT_OUT = "no-"
+"""`no-cwd` in a `normalize:` list keeps that default fact as it is."""
+SLUG_SEGMENTS = 2
+"""A slug is replaced only for a path of at least this many segments: `/work/app` gives
+`work-app`, but `/root` would give the everyday word `root`."""
 
 _VARIABLE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -62,6 +79,8 @@ def checked_entry(text: Any) -> str:
         )
     if text in FACTS or _VARIABLE.match(text):
         return text
+    if text.startswith(OPT_OUT):
+        return _checked_opt_out(text)
     if text.startswith("${"):
         raise ValueError(
             f"'{text}' is not a `${{VAR}}` reference to an environment variable "
@@ -70,6 +89,28 @@ def checked_entry(text: Any) -> str:
     close = difflib.get_close_matches(text, list(FACTS), n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"facts: {', '.join(FACTS)}"
     raise ValueError(f"unknown fact '{text}'; {hint} (or `${{VAR}}` for a variable's value)")
+
+
+def _checked_opt_out(text: str) -> str:
+    fact = text.removeprefix(OPT_OUT)
+    if fact in DEFAULT_FACTS:
+        return text
+    if fact in FACTS:
+        raise ValueError(
+            f"'{fact}' is not normalised by default, so there is nothing to opt out of"
+        )
+    close = difflib.get_close_matches(fact, list(DEFAULT_FACTS), n=1)
+    hint = (
+        f"did you mean '{OPT_OUT}{close[0]}'?"
+        if close
+        else "opt-outs: " + ", ".join(OPT_OUT + name for name in DEFAULT_FACTS)
+    )
+    raise ValueError(f"unknown default fact '{fact}' in '{text}'; {hint}")
+
+
+def opted_out(entry: str) -> str | None:
+    """`cwd` for the entry `no-cwd`; None for any other entry."""
+    return entry.removeprefix(OPT_OUT) if entry.startswith(OPT_OUT) else None
 
 
 def variable_of(entry: str) -> str | None:
@@ -107,6 +148,10 @@ class Substitution:
     placeholder: str
     values: tuple[str, ...]
     restored: str
+    alone: tuple[str, str] = ("", "")
+    """The characters that may not come just before and just after a value for it to be
+    replaced (regex class bodies); empty: replaced wherever it occurs, as a declared entry
+    always was."""
 
 
 class ShortValue(ValueError):
@@ -158,6 +203,51 @@ def substitutions(entry: str, env: Environment) -> list[Substitution]:
     return subs
 
 
+_ALONE_PATH = ("A-Za-z0-9_.~-", "A-Za-z0-9_-")
+"""A path stands alone unless it continues a word or path before it (`/var/tmp`) or goes on
+into a longer name after it (`/tmpfiles`); a full stop after it ends a sentence."""
+_ALONE_SLUG = ("A-Za-z0-9", "A-Za-z0-9")
+
+
+def default_substitutions(fact: str, env: Environment) -> list[Substitution]:
+    """What a default fact replaces: each long-enough spelling of the directory, then its slug;
+    a spelling too short to replace safely is left out, never refused."""
+    directories = {"cwd": env.cwd, "home": env.home, "tmpdir": env.tmpdir}[fact]
+    paths = _long_enough((*directories, *_under_home(directories, env.home)))
+    slugs = _long_enough(slug(path) for path in directories if _segments(path) >= SLUG_SEGMENTS)
+    subs = []
+    if paths:
+        subs.append(Substitution(placeholder(fact), paths, paths[0], _ALONE_PATH))
+    if slugs:
+        subs.append(Substitution(placeholder(f"{fact}.slug"), slugs, slugs[0], _ALONE_SLUG))
+    return subs
+
+
+def slug(path: str) -> str:
+    """The name agents give a directory's own state: every character other than a letter or
+    digit as `-`, the leading one dropped (`/work/app` → `work-app`). The form with the
+    leading `-` is `-` and this, so replacing this covers both."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path).lstrip("-")
+
+
+def _segments(path: str) -> int:
+    return len([part for part in re.split(r"[/\\]", path) if part])
+
+
+def _under_home(directories: Sequence[str], home: Sequence[str]) -> list[str]:
+    """The `~` spelling of each directory inside the home directory (not of home itself)."""
+    tilde = []
+    for directory in directories:
+        for root in _long_enough(home):
+            if directory.startswith(root + "/"):
+                tilde.append("~" + directory[len(root) :])
+    return tilde
+
+
+def _long_enough(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(value for value in values if len(value) >= MIN_LENGTH))
+
+
 def _iso(day: date) -> str:
     return day.isoformat()
 
@@ -192,34 +282,75 @@ class Normalizer:
     entries: tuple[str, ...] = ()
     """As declared (`cwd`, `date`, `${PROJECT}`), in the order reports list them."""
     substitutions: tuple[Substitution, ...] = ()
+    defaults: tuple[str, ...] = ()
+    """The default facts in force (DEFAULT_FACTS less those opted out, or those the trace
+    being replayed was recorded with): what a trace recorded with this normaliser lists."""
+    applied: tuple[str, ...] = ()
+    """The defaults with a value long enough to replace here."""
 
     @classmethod
-    def build(cls, entries: Sequence[str], env: Environment) -> Normalizer:
-        subs = [sub for entry in entries for sub in substitutions(entry, env)]
-        return cls(tuple(entries), tuple(subs))
+    def build(
+        cls, entries: Sequence[str], env: Environment, defaults: Sequence[str] = ()
+    ) -> Normalizer:
+        """`entries`: the declared facts and variables (no opt-outs); a fact also in
+        `defaults` is replaced by the default rule."""
+        by_default = {fact: default_substitutions(fact, env) for fact in defaults}
+        subs = [sub for found in by_default.values() for sub in found]
+        subs += [
+            sub for entry in entries if entry not in defaults for sub in substitutions(entry, env)
+        ]
+        applied = tuple(fact for fact, found in by_default.items() if found)
+        return cls(tuple(entries), tuple(subs), tuple(defaults), applied)
+
+    @property
+    def normalized(self) -> tuple[str, ...]:
+        """Every fact normalised here: the declared entries, then the defaults not declared."""
+        return (*self.entries, *(fact for fact in self.applied if fact not in self.entries))
 
     def to_placeholders(self, body: Any) -> Any:
         """`body` with each current value replaced by its placeholder (longest value first)."""
-        table = {value: sub.placeholder for sub in self.substitutions for value in sub.values}
+        table = {
+            value: _Target(sub.placeholder, sub.alone)
+            for sub in self.substitutions
+            for value in sub.values
+        }
         return _rewrite(body, table)
 
     def from_placeholders(self, body: Any) -> Any:
         """`body` with each placeholder replaced by its current value."""
-        return _rewrite(body, {sub.placeholder: sub.restored for sub in self.substitutions})
+        return _rewrite(
+            body, {sub.placeholder: _Target(sub.restored) for sub in self.substitutions}
+        )
 
 
 NO_NORMALIZER = Normalizer()
 
 
-def _rewrite(body: Any, table: Mapping[str, str]) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What a found value becomes, and the characters that may not touch it (see Substitution)."""
+
+    text: str
+    alone: tuple[str, str] = ("", "")
+
+
+def _alternative(value: str, alone: tuple[str, str]) -> str:
+    before, after = alone
+    guard_before = f"(?<![{before}])" if before else ""
+    guard_after = f"(?![{after}])" if after else ""
+    return f"{guard_before}{re.escape(value)}{guard_after}"
+
+
+def _rewrite(body: Any, table: Mapping[str, _Target]) -> Any:
     if not table:
         return body
     # Longest first: at any position the longest value wins, and one pass never rescans what
     # it wrote (a placeholder, a restored path).
-    pattern = re.compile("|".join(map(re.escape, sorted(table, key=len, reverse=True))))
+    ordered = sorted(table, key=len, reverse=True)
+    pattern = re.compile("|".join(_alternative(value, table[value].alone) for value in ordered))
 
     def text(value: str) -> str:
-        return pattern.sub(lambda found: table[found.group(0)], value)
+        return pattern.sub(lambda found: table[found.group(0)].text, value)
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):

@@ -21,8 +21,9 @@ class RequestRules:
 
     @property
     def normalized(self) -> tuple[str, ...]:
-        """The `normalize:` entries, as declared (`cwd`, `date`, `${PROJECT}`)."""
-        return self.normalizer.entries
+        """The facts normalised: the `normalize:` entries as declared (`cwd`, `date`,
+        `${PROJECT}`), then the defaults in force not declared."""
+        return self.normalizer.normalized
 
     @property
     def ignored_fields(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from flowproof.containment.policy import FORMS, EntryError, check_entry
 from flowproof.matching.fields import checked_field_path
-from flowproof.matching.normalize import checked_entry
+from flowproof.matching.normalize import checked_entry, opted_out
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
@@ -27,10 +27,22 @@ def _once_each(entries: list[str]) -> list[str]:
     return entries
 
 
+def _kept_or_opted_out(entries: list[str]) -> list[str]:
+    """`cwd` and `no-cwd` in one list contradict each other."""
+    for entry in entries:
+        fact = opted_out(entry)
+        if fact is not None and fact in entries:
+            raise ValueError(f"'{fact}' and '{entry}' contradict each other; keep one")
+    return entries
+
+
 Normalized = Annotated[
-    list[Annotated[str, AfterValidator(checked_entry)]], AfterValidator(_once_each)
+    list[Annotated[str, AfterValidator(checked_entry)]],
+    AfterValidator(_once_each),
+    AfterValidator(_kept_or_opted_out),
 ]
-"""Environment facts (`cwd`, `home`, `tmpdir`, `user`, `hostname`, `date`) or `${VAR}`s."""
+"""Environment facts (`cwd`, `home`, `tmpdir`, `user`, `hostname`, `date`) or `${VAR}`s, added
+to the defaults (`cwd`, `home`, `tmpdir`); `no-cwd`, `no-home`, `no-tmpdir` opt a default out."""
 IgnoredFields = Annotated[
     list[Annotated[str, AfterValidator(checked_field_path)]], AfterValidator(_once_each)
 ]
@@ -175,7 +187,8 @@ class FlowSpec(_Strict):
     normalize: Normalized = []
     """Environment facts whose current value becomes a placeholder in every request body
     before it is matched or stored, and comes back in every response served
-    (matching/normalize.py). Added to the suite's list."""
+    (matching/normalize.py), besides cwd, home and tmpdir, which are by default; `no-cwd`
+    opts one of those out. Added to the suite's list."""
     ignore_fields: IgnoredFields = []
     """Request-body paths left out of matching and stored as recorded (matching/fields.py);
     never a path into the conversation. Added to the suite's list."""

@@ -4,6 +4,8 @@ The file is pretty-printed and each body is stored as its parsed JSON value, so 
 prompt shows up in review as one changed line. `ensure_ascii=False` keeps non-English prompts
 readable in diffs.
 
+    format 4   {"format_version": 4, "flowproof_version": ..., "normalized_by_default": ["cwd",
+                "home", "tmpdir"], "lanes": {...}}
     format 3   {"format_version": 3, "flowproof_version": ..., "lanes": {"model": [turn, ...],
                 "mcp.<server>": [call | notification | server_request, ...]}}
     format 2   {"format_version": 2, "flowproof_version": ..., "lanes": {"model": [turn, ...]}}
@@ -27,7 +29,7 @@ from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.kinds import LaneKind, Malformed, expect, field, kind_named, known_kinds
 from flowproof.trace.model import Lane, Trace
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""
 
 Document = dict[str, Any]
@@ -48,7 +50,19 @@ def _migrate_2_to_3(document: Document) -> Document:
     return {**document, "format_version": 3}
 
 
-_MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+def _migrate_3_to_4(document: Document) -> Document:
+    """Format 4 records the facts normalised by default. A trace written before the defaults
+    normalised none: it lists none, so replay matches it with its spec's declared facts alone,
+    as it was recorded. The bump keeps an older flowproof from replaying a format-4 trace
+    without the defaults, where every placeholder would diverge."""
+    return {**document, "format_version": 4, "normalized_by_default": []}
+
+
+_MIGRATIONS: dict[int, Callable[[Document], Document]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+}
 
 
 def encode(trace: Trace) -> str:
@@ -59,6 +73,7 @@ def encode(trace: Trace) -> str:
     document = {
         "format_version": FORMAT_VERSION,
         "flowproof_version": trace.flowproof_version,
+        "normalized_by_default": list(trace.normalized_by_default),
         "lanes": lanes,
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -87,6 +102,7 @@ def decode(text: str, source: str) -> Trace:
         written_as = _format_version(document)
         document = migrate(document, source)
         version = expect(document.get("flowproof_version", ""), str, "flowproof_version")
+        defaults = _facts(field(document, "normalized_by_default", "the trace"))
         named = expect(field(document, "lanes", "the trace"), dict, "lanes")
         # Every recording has model turns (record refuses a flow that made no request), so a
         # trace without its model lane was cut or hand-edited: refused, not replayed as empty.
@@ -98,7 +114,14 @@ def decode(text: str, source: str) -> Trace:
         raise TraceError(
             f"{source}: malformed trace: {exc}; re-record it with `flowproof record`"
         ) from None
-    return Trace(lanes=lanes, flowproof_version=version)
+    return Trace(lanes=lanes, flowproof_version=version, normalized_by_default=defaults)
+
+
+def _facts(value: Any) -> tuple[str, ...]:
+    names = expect(value, list, "normalized_by_default")
+    for index, name in enumerate(names):
+        expect(name, str, f"normalized_by_default[{index}]")
+    return tuple(names)
 
 
 def _format_version(document: Document) -> int:

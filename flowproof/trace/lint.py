@@ -17,6 +17,12 @@ key it caught). Rules:
 
 An `allow:` entry in `flowproof.yaml` accepts one known false positive by trace, path and rule,
 with a reason a reviewer reads.
+
+Each finding names its remedy. A home-directory path is usually the recorder's own HOME, which
+flowproof normalises by default: when one still reaches the trace, either the flow opted out
+(`no-home`, and the remedy is to drop that entry) or a spelling slipped past the normalisation,
+which is flowproof's bug to report. Only a path nothing in the spec can replace is left to the
+agent's author to remove.
 """
 
 from __future__ import annotations
@@ -47,6 +53,11 @@ HOME_PATH = re.compile(
 )
 PLACEHOLDERS = ("flowproof-placeholder-key",)
 """Values flowproof itself gives agents; never a finding."""
+REMOVE_OR_ALLOW = (
+    "remove it from what the agent sends or receives, or accept it with a reviewed "
+    "`trace_lint: allow:` entry in flowproof.yaml"
+)
+"""The remedy when nothing in the spec can keep the value out of the trace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,8 @@ class Finding:
     """Where in the file: `lanes.model[2].request.messages[1].content`."""
     rule: str
     """What was found: `an OpenAI API key`, `a header-like key 'authorization'`."""
+    remedy: str = field(default=REMOVE_OR_ALLOW, compare=False)
+    """What makes the finding go away, in words a user acts on."""
 
     def render(self) -> str:
         return f"{self.trace}: {self.path}: {self.rule}"
@@ -79,12 +92,44 @@ class Allowed:
 
 
 @dataclass(frozen=True, slots=True)
+class HomeFacts:
+    """What the flow did with the recorder's home directory, for a home-path finding's remedy."""
+
+    spellings: tuple[str, ...]
+    """HOME as the agent has it, in each spelling flowproof knows (as given, resolved)."""
+    normalized: bool
+    """True when HOME becomes `{{flowproof.home}}` in this flow (by default or declared)."""
+    opt_out: str | None = None
+    """Where the flow opts out of the default (`specs/x.yaml:6: no-home`), when it does."""
+
+    def remedy(self, found: str) -> str:
+        """The remedy for the home-directory path `found` (`/home/ana/`)."""
+        if found.rstrip("/\\") not in self.spellings:
+            return REMOVE_OR_ALLOW  # another user's home: no fact of this run replaces it
+        if self.opt_out is not None:
+            return (
+                f"the flow opts out of normalising the home directory ({self.opt_out}); "
+                "drop that entry so the home directory is recorded as {{flowproof.home}}"
+            )
+        if self.normalized:
+            return (
+                "flowproof normalises the home directory by default, yet this spelling of it "
+                f"slipped through ({found!r}); that is a flowproof bug, please report it with "
+                "this message; until it is fixed, accept the path with a reviewed "
+                "`trace_lint: allow:` entry in flowproof.yaml"
+            )
+        return REMOVE_OR_ALLOW
+
+
+@dataclass(frozen=True, slots=True)
 class Rules:
     patterns: Sequence[tuple[str, re.Pattern[str]]] = ()
     """Extra named patterns (`trace_lint.patterns` in flowproof.yaml)."""
     secrets: Mapping[str, str] = field(default_factory=dict)
     """Declared secret values by variable name (assert_no_secret_leak), when set."""
     allowed: Sequence[Allowed] = ()
+    home: HomeFacts | None = None
+    """The flow's home directory, when the lint runs for a record (None: `trace lint`)."""
 
 
 def lint_lanes(trace: str, lanes: Iterable[Lane], rules: Rules) -> list[Finding]:
@@ -123,8 +168,9 @@ def _scan(trace: str, where: str, body: Any, rules: Rules) -> Iterator[Finding]:
         for rule, pattern in (*KEY_SHAPES, *rules.patterns):
             if pattern.search(node):
                 yield Finding(trace, at, rule)
-        if HOME_PATH.search(node):
-            yield Finding(trace, at, "an absolute home-directory path")
+        if found := HOME_PATH.search(node):
+            remedy = rules.home.remedy(found.group(0)) if rules.home else REMOVE_OR_ALLOW
+            yield Finding(trace, at, "an absolute home-directory path", remedy)
         for name, value in rules.secrets.items():
             if appears(value, node):
                 yield Finding(trace, at, f"the value of {name}")
@@ -140,9 +186,10 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return list(dict.fromkeys(findings))
 
 
-def rules_for(settings: Any, secrets: Mapping[str, str]) -> Rules:
-    """The rules a suite's `trace_lint:` settings (or None) and a flow's secrets give."""
+def rules_for(settings: Any, secrets: Mapping[str, str], home: HomeFacts | None = None) -> Rules:
+    """The rules a suite's `trace_lint:` settings (or None), a flow's secrets and what it did
+    with its home directory give."""
     lint = getattr(settings, "trace_lint", None)
     patterns = tuple((p.name, re.compile(p.pattern)) for p in lint.patterns) if lint else ()
     allowed = tuple(Allowed(a.trace, a.path, a.rule) for a in lint.allow) if lint else ()
-    return Rules(patterns, dict(secrets), allowed)
+    return Rules(patterns, dict(secrets), allowed, home)

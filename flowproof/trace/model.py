@@ -79,6 +79,10 @@ class Trace:
     lanes: tuple[Lane, ...]
     flowproof_version: str
     """The flowproof that wrote the trace (informational; the format version decides reading)."""
+    normalized_by_default: tuple[str, ...] = ()
+    """The facts normalised at record without being declared (`cwd`, `home`, `tmpdir`), which
+    replay normalises again. A trace from before the defaults lists none: it is matched with
+    its spec's declared facts alone, exactly as it was recorded."""
 
     @classmethod
     def from_turns(cls, turns: Sequence[Turn], flowproof_version: str) -> Trace:

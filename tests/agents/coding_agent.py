@@ -4,11 +4,16 @@ it) and a listing of the directory; its one tool reads a file by absolute path.
 
 The model's tool call names an absolute path, so a replay elsewhere only reads the right file
 if the path it is served is today's checkout's. AGENT_MODEL picks the model name.
+AGENT_STATE=1 adds what the coding-agent CLIs also print: the temporary directory, the working
+directory under `~`, and the per-project state directory named by the slug of the working
+directory (`/work/app` → `~/.agent/projects/-work-app`), as Claude Code names its own.
 """
 
 import datetime
 import json
 import os
+import re
+import tempfile
 
 from openai import OpenAI
 
@@ -36,7 +41,18 @@ def system_prompt():
         f"Working directory: {os.getcwd()}\n"
         f"Home: {os.path.expanduser('~')}\n"
         f"Today's date: {today.isoformat()} ({today.strftime('%A')})\n"
-        f"Files here: {listing}"
+        f"Files here: {listing}" + (state() if os.environ.get("AGENT_STATE") == "1" else "")
+    )
+
+
+def state():
+    cwd = os.getcwd()
+    slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    return (
+        f"\nScratch directory: {tempfile.gettempdir()}\n"
+        f"Project: {cwd.replace(os.path.expanduser('~'), '~', 1)}\n"
+        f"Memory: ~/.agent/projects/{slug}/memory.md (project id {slug.lstrip('-')})\n"
+        f"Settings: {os.path.expanduser('~/.agent/settings.json')}"
     )
 
 

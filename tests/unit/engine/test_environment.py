@@ -52,7 +52,7 @@ def test_the_suite_lists_come_first_and_each_entry_once(tmp_path: Path) -> None:
         write_spec(tmp_path, "normalize: [cwd, home]\nignore_fields: [prompt_cache_key]\n")
     )
     rules = request_rules(loaded, load_suite(suite_path), {"HOME": "/home/casey"}, NOW)
-    assert rules.normalized == ("home", "cwd")
+    assert rules.normalized == ("home", "cwd", "tmpdir")  # the defaults not declared follow
     assert rules.ignored_fields == ("metadata.user_id", "prompt_cache_key")
 
 
@@ -122,3 +122,49 @@ def test_flowproof_writes_nothing_inside_an_agent_cwd_of_its_own(tmp_path: Path)
     refuse_writes_inside(loaded, None, tmp_path, trace)
     runs = [("the run records", tmp_path / ".flowproof" / "runs")]
     refuse_writes_inside(loaded, cwd, tmp_path, runs)  # not inside specs/: fine
+
+
+def test_cwd_home_and_tmpdir_are_normalised_without_being_declared(tmp_path: Path) -> None:
+    loaded = load_spec(write_spec(tmp_path, ""))
+    rules = request_rules(loaded, None, {"HOME": "/", "TMPDIR": "/srv/scratch"}, NOW)
+    # HOME=/ is too short to replace: skipped without a word, since nobody asked for it.
+    assert rules.normalized == ("cwd", "tmpdir")
+    assert rules.normalizer.defaults == ("cwd", "home", "tmpdir")
+    assert rules.normalizer.to_placeholders("/srv/scratch/a srv-scratch") == (
+        "{{flowproof.tmpdir}}/a {{flowproof.tmpdir.slug}}"
+    )
+
+
+def test_an_opt_out_keeps_a_default_fact_and_the_flow_decides_over_the_suite(
+    tmp_path: Path,
+) -> None:
+    suite_path = tmp_path / "flowproof.yaml"
+    suite_path.write_text("normalize: [no-home, no-tmpdir]\n")
+    loaded = load_spec(write_spec(tmp_path, "normalize: [tmpdir, no-cwd]\n"))
+    environ = {"HOME": "/home/casey", "TMPDIR": "/srv/scratch"}
+    rules = request_rules(loaded, load_suite(suite_path), environ, NOW)
+    assert rules.normalizer.defaults == ("tmpdir",)
+    assert rules.normalized == ("tmpdir",)
+    assert rules.normalizer.to_placeholders("/home/casey /srv/scratch") == (
+        "/home/casey {{flowproof.tmpdir}}"
+    )
+
+
+def test_a_replay_normalises_by_default_only_what_its_trace_was_recorded_with(
+    tmp_path: Path,
+) -> None:
+    loaded = load_spec(write_spec(tmp_path, "normalize: [home]\n"))
+    environ = {"HOME": "/home/casey", "TMPDIR": "/srv/scratch"}
+    older = request_rules(loaded, None, environ, NOW, recorded_defaults=())
+    assert older.normalized == ("home",) and older.normalizer.defaults == ()
+    # The declared rule as it always was: no slug, replaced wherever it occurs.
+    assert older.normalizer.to_placeholders("/srv/scratch home-casey /home/caseys") == (
+        "/srv/scratch home-casey {{flowproof.home}}s"
+    )
+    newer = request_rules(loaded, None, environ, NOW, recorded_defaults=("home", "tmpdir"))
+    assert newer.normalizer.defaults == ("home", "tmpdir")
+
+
+def test_a_fact_kept_and_opted_out_in_one_list_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="'cwd' and 'no-cwd' contradict each other; keep one"):
+        load_spec(write_spec(tmp_path, "normalize: [cwd, no-cwd]\n"))

@@ -161,3 +161,68 @@ def test_entries_are_facts_or_variables(entry: str, message: str) -> None:
     with pytest.raises(ValueError) as caught:
         checked_entry(entry)
     assert str(caught.value) == message
+
+
+DEFAULTS = ("cwd", "home", "tmpdir")
+
+
+def test_a_default_fact_is_replaced_in_every_spelling_and_its_slug() -> None:
+    normalizer = Normalizer.build([], make_env(), DEFAULTS)
+    text = (
+        f"in {CWD} (~/src/shop), state in ~/.agent/projects/-home-casey-src-shop/ and "
+        "home-casey-src-shop.json, home /home/casey, scratch /tmp/x"
+    )
+    assert normalizer.to_placeholders(text) == (
+        "in {{flowproof.cwd}} ({{flowproof.cwd}}), state in "
+        "~/.agent/projects/-{{flowproof.cwd.slug}}/ and {{flowproof.cwd.slug}}.json, "
+        "home {{flowproof.home}}, scratch {{flowproof.tmpdir}}/x"
+    )
+    moved = Normalizer.build([], make_env(cwd=("/ci/w/shop",), home=("/ci/home",)), DEFAULTS)
+    assert moved.from_placeholders("{{flowproof.cwd}} -{{flowproof.cwd.slug}}") == (
+        "/ci/w/shop -ci-w-shop"
+    )
+    assert normalizer.normalized == DEFAULTS
+
+
+def test_a_default_path_or_slug_inside_a_longer_name_is_left_alone() -> None:
+    normalizer = Normalizer.build([], make_env(cwd=("/work/app",)), DEFAULTS)
+    text = "/var/tmp /tmpfiles /work/apps network-app /work/app-old end /work/app."
+    assert normalizer.to_placeholders(text) == (
+        "/var/tmp /tmpfiles /work/apps network-app /work/app-old end {{flowproof.cwd}}."
+    )
+    assert normalizer.to_placeholders("work-app -work-app-src") == (
+        "{{flowproof.cwd.slug}} -{{flowproof.cwd.slug}}-src"
+    )
+
+
+def test_a_default_value_too_short_is_skipped_without_a_word() -> None:
+    env = make_env(cwd=("/",), home=("/",), tmpdir=("/tmp",))
+    normalizer = Normalizer.build([], env, DEFAULTS)
+    assert normalizer.to_placeholders("/ /tmp/x /root") == "/ {{flowproof.tmpdir}}/x /root"
+    # A one-segment path has no slug: `/root` would make the word `root` a placeholder.
+    assert Normalizer.build([], make_env(home=("/root",)), ("home",)).to_placeholders(
+        "root /root"
+    ) == ("root {{flowproof.home}}")
+
+
+def test_a_declared_fact_without_the_defaults_keeps_its_exact_rule() -> None:
+    """A trace recorded before the defaults is matched as it was recorded: no slug, no ~,
+    replaced wherever it occurs."""
+    normalizer = Normalizer.build(["cwd"], make_env())
+    assert normalizer.to_placeholders(f"{CWD}s ~/src/shop home-casey-src-shop") == (
+        "{{flowproof.cwd}}s ~/src/shop home-casey-src-shop"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("no-date", "'date' is not normalised by default, so there is nothing to opt out of"),
+        ("no-cdw", "unknown default fact 'cdw' in 'no-cdw'; did you mean 'no-cwd'?"),
+    ],
+)
+def test_an_opt_out_names_a_default_fact(text: str, problem: str) -> None:
+    assert checked_entry("no-home") == "no-home"
+    with pytest.raises(ValueError) as caught:
+        checked_entry(text)
+    assert str(caught.value) == problem

@@ -10,7 +10,7 @@ import pytest
 
 from flowproof.errors import TraceError
 from flowproof.trace import codec
-from flowproof.trace.model import Trace, Turn
+from flowproof.trace.model import Lane, Trace, Turn
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
 REQUEST = {
@@ -102,7 +102,7 @@ def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None
         ),
         (
             {"format_version": 0, "lanes": {}},
-            "format_version is 0; trace formats are numbered from 1 to 3",
+            "format_version is 0; trace formats are numbered from 1 to 4",
         ),
         ({"format_version": 2}, "the trace has no 'lanes' field"),
         ({"format_version": 2, "lanes": []}, "lanes is [] (a list), not an object"),
@@ -209,3 +209,27 @@ def test_a_secret_value_json_escaped_inside_a_string_is_never_written(tmp_path: 
     with pytest.raises(TraceError, match="contains the value of DB_PASSWORD"):
         write_trace(path, leaky, secrets={"DB_PASSWORD": value})
     assert not path.exists()
+
+
+def test_a_trace_records_the_facts_normalised_by_default() -> None:
+    trace = Trace((Lane("model", ()),), "0.1.0", normalized_by_default=("cwd", "home"))
+    text = codec.encode(trace)
+    assert '"normalized_by_default": [\n    "cwd",\n    "home"\n  ]' in text
+    assert codec.decode(text, "t.json") == trace
+
+
+def test_a_format_3_trace_lists_no_default_facts() -> None:
+    """Recorded before the defaults: replay matches it with its declared facts alone."""
+    document = {"format_version": 3, "flowproof_version": "0.1.0", "lanes": {"model": []}}
+    assert codec.decode(json.dumps(document), "t.json").normalized_by_default == ()
+
+
+def test_a_malformed_default_fact_list_names_its_field() -> None:
+    document = {
+        "format_version": 4,
+        "flowproof_version": "0.1.0",
+        "normalized_by_default": [1],
+        "lanes": {"model": []},
+    }
+    with pytest.raises(TraceError, match=r"normalized_by_default\[0\] is 1 \(a number\)"):
+        codec.decode(json.dumps(document), "t.json")

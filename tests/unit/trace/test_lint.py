@@ -8,7 +8,7 @@ import re
 import pytest
 
 from flowproof.mcp.lane import Call
-from flowproof.trace.lint import Allowed, Rules, lint_lanes
+from flowproof.trace.lint import REMOVE_OR_ALLOW, Allowed, HomeFacts, Rules, lint_lanes
 from flowproof.trace.model import Lane, Turn
 
 SHAPES = {
@@ -107,3 +107,35 @@ def test_a_declared_secret_is_found_json_escaped_inside_a_string(ensure_ascii: b
     assert finding.render() == (
         "t: lanes.model[0].request.messages[0].content: the value of DB_PASSWORD"
     )
+
+
+HOME_PATH_TEXT = "see /home/casey/project/notes.txt"
+
+
+def home_remedy(home: HomeFacts) -> str:
+    (finding,) = lint_lanes("t.trace.json", [model_lane(HOME_PATH_TEXT)], Rules(home=home))
+    assert finding.rule == "an absolute home-directory path"  # what allow: entries name
+    return finding.remedy
+
+
+def test_a_home_path_that_slipped_past_the_default_is_a_bug_to_report() -> None:
+    remedy = home_remedy(HomeFacts(("/home/casey",), normalized=True))
+    assert remedy.startswith(
+        "flowproof normalises the home directory by default, yet this spelling of it slipped "
+        "through ('/home/casey/'); that is a flowproof bug, please report it"
+    )
+    assert "remove it from what the agent sends" not in remedy
+
+
+def test_a_home_path_under_an_opt_out_names_the_entry_to_drop() -> None:
+    home = HomeFacts(("/home/casey",), normalized=False, opt_out="specs/x.yaml:6: no-home")
+    assert home_remedy(home) == (
+        "the flow opts out of normalising the home directory (specs/x.yaml:6: no-home); drop "
+        "that entry so the home directory is recorded as {{flowproof.home}}"
+    )
+
+
+def test_another_users_home_is_left_to_the_agents_author() -> None:
+    remedy = home_remedy(HomeFacts(("/home/robin",), normalized=True))
+    assert remedy == REMOVE_OR_ALLOW
+    assert remedy.startswith("remove it from what the agent sends or receives")
