@@ -30,21 +30,6 @@ ITEM_IDENTITY_PATH = re.compile(
 `ignore_fields:` admits (matching/fields.py); whatever lies below it is declared with it."""
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DAY_SECONDS = 86_400
-SLUG = (
-    "normalize: [cwd] replaces the path as written, not this spelling, which agents use to name "
-    "per-project state (a directory such as ~/.<agent>/projects/<slug>/): turn that state off "
-    "with the agent's own setting (see its docs), or record and replay at the same path"
-)
-SLUG_BY_AGENT = (
-    (
-        r"\.claude/projects/{spelling}",
-        "normalize: [cwd] replaces the path as written, not this spelling: Claude Code names its "
-        "per-project memory ~/.claude/projects/<slug>/ in its prompt; run it with "
-        "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
-    ),
-)
-"""Advice that only holds for one agent, given only when the text around the slug shows that
-agent's own state path (`{spelling}` stands for the slug); any other agent gets SLUG."""
 ZONE = (
     "no normalize: fact covers a time zone: record and replay on machines set to the same zone "
     '(an agent that prints $TZ can be declared as normalize: ["${TZ}"])'
@@ -66,20 +51,10 @@ class Fact:
     """Match only as a whole word (a weekday inside another word is not a date)."""
     why_not: str | None = None
     """Set for a fact no `normalize:` entry covers: why, and what to do instead."""
-    advice_in_context: tuple[tuple[str, str], ...] = ()
-    """(pattern, advice) pairs: `advice` replaces `why_not` when a text the fact was seen in
-    matches `pattern`, whose `{spelling}` stands for the spelling seen."""
-
-    def advice(
-        self, sightings: Sequence[Sighting], texts: Mapping[tuple[int, str], str]
-    ) -> str | None:
-        """The advice for this fact, as seen: the agent's own when its context names it."""
-        for pattern, advice in self.advice_in_context:
-            for sighting in sightings:
-                text = texts.get((sighting.request, sighting.path), "")
-                if re.search(pattern.format(spelling=re.escape(sighting.value)), text):
-                    return advice
-        return self.why_not
+    by_default: bool = False
+    """Normalised without being declared (the working and home directories, in every spelling
+    matching/normalize.py derives): looked for, so that what it covers is not reported as
+    something else, but never a finding."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +102,9 @@ def environment_facts(
     no `normalize:` fact covers. `variables`: environment variables whose values an agent may
     print (`TZ`), each declared as `normalize: ["${NAME}"]`.
 
-    The working directory is also looked for as a slug, every character other than a letter or
-    digit turned into `-`: agents name per-project state that way (Claude Code keeps its memory
-    under `~/.claude/projects/-work-app/`, and names that path in its prompt)."""
+    The working and home directories are normalised by default, slugs included (agents name
+    per-project state as `~/.<agent>/projects/-work-app/`), so they are looked for but never
+    reported: a trace replays wherever they differ."""
     days = {now.date(), now.astimezone(UTC).date()}
     spellings: list[str] = []
     weekdays: list[str] = []
@@ -144,12 +119,12 @@ def environment_facts(
         weekdays.append(day.strftime("%A"))  # Tuesday
     # normalize: refuses a value under 4 characters (it would replace too much); so does this.
     slug = re.sub(r"[^A-Za-z0-9]", "-", cwd)
-    facts = [Fact("cwd", f"the working directory {cwd}", (cwd,))] if len(cwd) >= 4 else []
-    if len(cwd) >= 4 and slug != cwd:
-        label = f"the working directory as a slug {slug}"
-        facts.append(Fact("", label, (slug,), why_not=SLUG, advice_in_context=SLUG_BY_AGENT))
+    facts: list[Fact] = []
+    if len(cwd) >= 4:
+        paths = _longest_first([cwd, slug, slug.lstrip("-")])
+        facts.append(Fact("cwd", f"the working directory {cwd}", paths, by_default=True))
     if len(home) >= 4 and home != cwd:
-        facts.append(Fact("home", f"the home directory {home}", (home,)))
+        facts.append(Fact("home", f"the home directory {home}", (home,), by_default=True))
     facts.append(Fact("date", "today's date", _longest_first(spellings)))
     facts.append(Fact("date", "today's weekday", _longest_first(weekdays), word=True))
     for name, value in (variables or {}).items():
@@ -188,14 +163,9 @@ def find_hazards(
                     seen.setdefault(index, []).append(Sighting(number, path, spelling))
                     masked[(number, path)] = text = re.sub(pattern, "", text)
     findings = [
-        Finding(
-            fact.label,
-            tuple(seen[index]),
-            normalize=fact.key or None,
-            why_not=fact.advice(seen[index], texts),
-        )
+        Finding(fact.label, tuple(seen[index]), normalize=fact.key or None, why_not=fact.why_not)
         for index, fact in enumerate(facts)
-        if index in seen
+        if index in seen and not fact.by_default
     ]
     findings += _per_run_ids(leaves, now)
     return _merge_dates(findings)

@@ -50,10 +50,13 @@ def test_env_that_is_not_name_equals_value_is_a_usage_error(tmp_path: Path) -> N
     ) in result.stderr
 
 
-def test_the_cwd_and_date_in_a_prompt_are_named_with_the_line_to_add(tmp_path: Path) -> None:
+def test_the_date_in_a_prompt_is_named_with_the_line_to_add_and_the_cwd_is_not(
+    tmp_path: Path,
+) -> None:
+    """The working directory is normalised by default: only the date needs a line."""
     command = 'FLOWPROOF_PROMPT="Working in $(pwd) on $(date -u +%F)" ' + AGENT
     result = flowproof("doctor", "--agent", command, cwd=tmp_path)
     assert result.code == 0, result.output
-    assert f"the working directory {tmp_path}: request 1 at messages[1].content" in result.stderr
     assert "today's date: request 1 at messages[1].content" in result.stderr
-    assert "Declare them in the spec (docs/specs.md):\n  normalize: [cwd, date]" in result.stderr
+    assert "Declare them in the spec (docs/specs.md):\n  normalize: [date]\n" in result.stderr
+    assert "the working directory" not in result.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
 from flowproof.engine.replayability import environment_facts, find_hazards, suggested_lines
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -15,7 +17,8 @@ def hazards(*bodies: dict, now: datetime = NOW) -> list:
     return list(find_hazards(bodies, environment_facts(CWD, HOME, now), now))
 
 
-def test_claude_code_style_prompt_names_cwd_home_date_and_the_session_id() -> None:
+def test_claude_code_style_prompt_names_the_date_and_the_session_id_not_the_default_facts() -> None:
+    """The working and home directories are normalised by default: nothing to declare."""
     body = {
         "model": "claude-sonnet-4-5",
         "system": [{"type": "text", "text": f"Config lives in {HOME}/.claude."}],
@@ -34,18 +37,14 @@ def test_claude_code_style_prompt_names_cwd_home_date_and_the_session_id() -> No
     }
     found = hazards(body)
     assert [(f.label, f.normalize, f.ignore_field) for f in found] == [
-        (f"the working directory {CWD}", "cwd", None),
-        (f"the home directory {HOME}", "home", None),
         ("today's date", "date", None),
         ("a per-run id at metadata.user_id", None, "metadata.user_id"),
     ]
-    # the home directory is reported where it stands alone, not inside the cwd
-    assert [s.path for s in found[1].sightings] == ["system[0].text"]
     assert suggested_lines(found) == [
-        "normalize: [cwd, home, date]",
+        "normalize: [date]",
         "ignore_fields: [metadata.user_id]",
     ]
-    assert found[3].render() == [
+    assert found[1].render() == [
         "  a per-run id at metadata.user_id: request 1 at metadata.user_id = "
         f"'user_abc_account__session_{SESSION}'",
         "      → ignore_fields: [metadata.user_id]",
@@ -128,29 +127,19 @@ def test_stable_values_are_not_reported() -> None:
     assert hazards(body) == []
 
 
-def test_claude_code_project_slug_of_the_cwd_is_named_with_what_to_do() -> None:
-    memory = f"{HOME}/.claude/projects/-home-casey-work-app/memory/"
-    found = hazards({"system": [{"type": "text", "text": f"Your memory is at `{memory}`."}]})
-    assert [(f.label, f.normalize) for f in found] == [
-        ("the working directory as a slug -home-casey-work-app", None),
-        ("the home directory /home/casey", "home"),
-    ]
-    assert found[0].why_not and "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1" in found[0].why_not
+@pytest.mark.parametrize("agent", [".claude", ".myagent"])
+def test_a_project_slug_of_the_cwd_is_normalised_by_default_for_any_agent(agent: str) -> None:
+    """A slug (with or without its leading dash) is the working directory in another spelling,
+    which normalisation covers by default: no finding, and no agent's own variable named."""
+    for slug in ("-home-casey-work-app", "home-casey-work-app"):
+        state = f"{HOME}/{agent}/projects/{slug}/memory/"
+        assert hazards({"system": [{"type": "text", "text": f"Memory at `{state}`."}]}) == []
 
 
-def test_another_agents_project_slug_gets_general_advice_naming_no_claude_variable() -> None:
-    state = f"{HOME}/.myagent/projects/-home-casey-work-app/notes.md"
-    found = hazards({"messages": [{"role": "system", "content": f"Notes: {state}"}]})
-    assert [(f.label, f.normalize) for f in found] == [
-        ("the working directory as a slug -home-casey-work-app", None),
-        ("the home directory /home/casey", "home"),
-    ]
-    assert found[0].why_not == (
-        "normalize: [cwd] replaces the path as written, not this spelling, which agents use to "
-        "name per-project state (a directory such as ~/.<agent>/projects/<slug>/): turn that "
-        "state off with the agent's own setting (see its docs), or record and replay at the same "
-        "path"
-    )
+def test_a_slug_does_not_hide_a_date_beside_it() -> None:
+    state = f"{HOME}/.myagent/projects/-home-casey-work-app/2026-12-01.md"
+    (date,) = hazards({"messages": [{"role": "system", "content": f"Notes: {state}"}]})
+    assert date.normalize == "date"
 
 
 def test_a_time_zone_variable_the_agent_prints_is_declared_as_that_variable() -> None:
