@@ -1,0 +1,186 @@
+"""Which spec line would have made a divergent request match: the remedy a divergence names.
+
+Pure. Given where two request bodies first differ and both values, say what kind of drift it
+is and, when a declaration answers it, which:
+
+- an environment fact that moved between the two runs (`cwd`, `home`, `tmpdir`: the caller says
+  which spelling each side had) → `normalize: [cwd]`;
+- a date on both sides, different → `normalize: [date]`;
+- an identifier on both sides (a UUID, a ULID, a long hex or decimal run), different →
+  `ignore_fields: [metadata.user_id]` where matching may ignore the field, else why not;
+- the output of a tool the agent ran itself, different between runs → a `tools:` entry with a
+  `result:` for that tool, so both runs send the same output.
+
+Anything else is not classified: a changed prompt is what a replay exists to catch, so no
+remedy is guessed for it. `flowproof run` names a remedy only for the shapes above, which need
+no knowledge of the recording's environment; `record --verify` also knows both runs'
+directories and passes them in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flowproof.matching.fields import forbidden_reason, parse_field_path
+
+DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}"
+    r"|\d{1,2}/\d{1,2}/\d{4}"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\b"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}\b"
+)
+"""The spellings `normalize: [date]` covers (ISO, numeric, weekday and month names)."""
+IDENTIFIER = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-9A-HJKMNP-TV-Z]{26}"
+    r"|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{12,}"
+    r"|\d{10,}"
+)
+"""A UUID, a ULID, a hex run of 12+ with letters and digits, or a 10+ digit number (a stamp)."""
+_TOKEN = re.compile(r"[A-Za-z0-9_\-:./]")
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """What kind of drift a divergence is, and the declaration that answers it."""
+
+    kind: str
+    """`cwd`, `home`, `tmpdir`, `date`, `id` or `tool result`."""
+    normalize: str | None = None
+    ignore_field: str | None = None
+    tool: str | None = None
+    """The tool whose output differs, for a `result:` declaration."""
+    why_not: str | None = None
+    """Why no declaration answers it (an identifier inside the conversation)."""
+    seen: str = ""
+    """What the replayed side holds there: the moved directory, the date, the id."""
+
+    @property
+    def line(self) -> str | None:
+        """The spec line to add, in the spelling the spec takes."""
+        if self.normalize:
+            return f"normalize: [{self.normalize}]"
+        if self.ignore_field:
+            quoted = re.search(r"[\[\]*,:{}#&!|>'\"%@`$]", self.ignore_field)
+            shown = json.dumps(self.ignore_field) if quoted else self.ignore_field
+            return f"ignore_fields: [{shown}]"
+        if self.tool:
+            return f"tools: - name: {self.tool}  result: <its output, fixed>"
+        return None
+
+
+def classify(
+    path: str,
+    recorded: Any,
+    replayed: Any,
+    moved: Mapping[str, tuple[str, str]] | None = None,
+    recorded_body: Any = None,
+) -> Remedy | None:
+    """The remedy for a divergence at `path` (a body path as divergences name it), or None.
+
+    `moved`: fact key (`cwd`, `home`, `tmpdir`) → (its spelling at record, its spelling now).
+    `recorded_body`: the recorded request, to tell a tool's output from the conversation."""
+    body_path = path.split(": ", 1)[0]
+    tool = tool_result_name(recorded_body, body_path) if recorded_body is not None else None
+    if tool is not None:
+        return Remedy("tool result", tool=tool)
+    if not isinstance(recorded, str) or not isinstance(replayed, str):
+        return _identifier(body_path, str(recorded), str(replayed))
+    for key, (before, after) in (moved or {}).items():
+        if _spans_difference(recorded, before) and _spans_difference(replayed, after):
+            return Remedy(key, normalize=key, seen=after)
+    old, new = _differing_tokens(recorded, replayed)
+    date = DATE.search(new)
+    if DATE.search(old) and date:
+        return Remedy("date", normalize="date", seen=date.group(0))
+    return _identifier(body_path, old, new)
+
+
+def _identifier(path: str, old: str, new: str) -> Remedy | None:
+    seen = IDENTIFIER.search(new)
+    if not (IDENTIFIER.search(old) and seen):
+        return None
+    general = re.sub(r"\[\d+\]", "[*]", path)
+    try:
+        reason = forbidden_reason(parse_field_path(general))
+    except ValueError:
+        reason = "the path cannot be declared"
+    if reason is None:
+        return Remedy("id", ignore_field=general, seen=seen.group(0))
+    return Remedy(
+        "id",
+        seen=seen.group(0),
+        why_not="a per-run id inside the conversation: ignore_fields cannot declare it; the "
+        "agent must stop sending it, or be recorded with a fixed one",
+    )
+
+
+def _differing_tokens(recorded: str, replayed: str) -> tuple[str, str]:
+    """The word each text has where the two first differ (widened to letters, digits and
+    the punctuation of paths, dates and ids)."""
+    start = next(
+        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
+        min(len(recorded), len(replayed)),
+    )
+    return _token_at(recorded, start), _token_at(replayed, start)
+
+
+def _token_at(text: str, at: int) -> str:
+    lo = at
+    while lo > 0 and _TOKEN.match(text[lo - 1]):
+        lo -= 1
+    hi = at
+    while hi < len(text) and _TOKEN.match(text[hi]):
+        hi += 1
+    # A date spelled with spaces ("Wed Dec 02 2026", "December 2, 2026") is searched whole.
+    return text[max(0, lo - 12) : hi + 12]
+
+
+def _spans_difference(text: str, spelling: str) -> bool:
+    """Whether `spelling` (or, in a clipped window, its last 16 characters) is in `text`."""
+    return len(spelling) >= 4 and (spelling in text or spelling[-16:] in text)
+
+
+def tool_result_name(body: Any, path: str) -> str | None:
+    """The tool whose output sits at `path` in a request body, in any of the three wire
+    shapes (a chat `tool` message, a Responses `function_call_output` item, an Anthropic
+    `tool_result` block); None when `path` is not inside one."""
+    found = re.match(r"(messages|input)\[(\d+)\](?:\.content\[(\d+)\])?", path)
+    if found is None or not isinstance(body, Mapping):
+        return None
+    items = body.get(found.group(1))
+    index = int(found.group(2))
+    if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], dict):
+        return None
+    item = items[index]
+    if item.get("role") == "tool":
+        return _call_name(items[:index], str(item.get("tool_call_id")))
+    if item.get("type") == "function_call_output":
+        return _call_name(items[:index], str(item.get("call_id")))
+    blocks = item.get("content")
+    if found.group(3) is not None and isinstance(blocks, list):
+        block = blocks[int(found.group(3))] if int(found.group(3)) < len(blocks) else None
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            return _call_name(items[:index], str(block.get("tool_use_id")))
+    return None
+
+
+def _call_name(earlier: list[Any], call_id: str) -> str | None:
+    """The name of the tool call `call_id` among the earlier items, in any wire shape."""
+    for item in reversed(earlier):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and item.get("call_id") == call_id:
+            return str(item.get("name"))
+        for call in item.get("tool_calls") or []:
+            if isinstance(call, dict) and call.get("id") == call_id:
+                return str((call.get("function") or {}).get("name"))
+        content = item.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("id") == call_id:
+                return str(block.get("name"))
+    return None

@@ -1,0 +1,68 @@
+"""`flowproof record --verify`: a trace just recorded is replayed as tomorrow's CI will replay
+it, and what would stop it is named with the spec line that fixes it.
+
+A real coding agent (the openai SDK) puts its working directory, its home and today's date into
+its system prompt. Recorded with only `normalize: [cwd, home]`, verify exits 1 and prints the
+whole `normalize:` line the spec needs; with exactly that line, verify exits 0 and the trace
+replays from a moved copy with another HOME on another local day, the upstream stopped. A tool
+whose output differs between runs is named with its `result:` remedy.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import flowproof
+from tests.e2e.booking import KEY
+from tests.e2e.test_fidelity import (
+    coding_spec,
+    make_project,
+    moved,
+    other_day_tz,
+    read_the_notes,
+    replay_elsewhere,
+)
+from tests.upstream.scripted import ScriptedUpstream, text
+
+REPLY = text("Your notes: the release is blocked on a test.")
+
+
+def record_verify(project: Path, upstream: ScriptedUpstream, home: Path, **env: str) -> tuple[int, str]:
+    upstream.script = [read_the_notes, REPLY]
+    upstream.received.clear()  # the script is served by position: each record starts it anew
+    result = flowproof(
+        "record",
+        "specs",
+        "--verify",
+        cwd=project,
+        env={
+            "FLOWPROOF_AGENT_UPSTREAM": upstream.base_url,
+            "FLOWPROOF_AGENT_KEY": KEY,
+            "HOME": str(home),
+            **env,
+        },
+    )
+    return result.code, result.output
+
+
+def test_verify_names_the_date_line_and_the_spec_with_it_replays_tomorrow(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    project = make_project(tmp_path)
+    spec = coding_spec(project, normalize="[cwd, home]")
+    code, output = record_verify(project, upstream, tmp_path / "home-a")
+    assert code == 1, output
+    assert "it would not replay:" in output
+    assert "the date changed: request 1 at messages[0].content" in output
+    assert "Declare them in the spec (docs/specs.md):\n" in output
+    printed = re.search(r"^\s+(normalize: \[.*\])$", output, re.MULTILINE)
+    assert printed is not None and printed.group(1) == "normalize: [cwd, home, date]", output
+
+    spec.write_text(spec.read_text().replace("normalize: [cwd, home]", printed.group(1)))
+    code, output = record_verify(project, upstream, tmp_path / "home-a")
+    assert code == 0, output
+    assert "no upstream: it replays" in output
+    upstream.stop()
+    code, output = replay_elsewhere(moved(project, tmp_path), tmp_path, other_day_tz())
+    assert code == 0, output
