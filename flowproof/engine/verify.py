@@ -85,7 +85,8 @@ class Verification:
     def render(self) -> list[str]:
         head = (
             f"verify {self.spec}: replayed from a copy at another path with a fresh HOME and "
-            f"TMPDIR, TZ={self.tomorrow.zone} (local date {self.tomorrow.local_date}) and no upstream"
+            f"TMPDIR, TZ={self.tomorrow.zone} (local date {self.tomorrow.local_date}) and no "
+            "upstream"
         )
         if self.passed:
             return [f"{head}: it replays"]
