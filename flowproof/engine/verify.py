@@ -249,4 +249,3 @@ def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> N
         normalizer = Normalizer.build([remedy.normalize], recorded_env)
         trace["lanes"] = normalizer.to_placeholders(trace["lanes"])
         trace_file.write_text(json.dumps(trace, indent=2, ensure_ascii=False), encoding="utf-8")
-

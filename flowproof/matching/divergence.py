@@ -70,7 +70,7 @@ class Divergence:
     reason: str = ""
     """Why there is no `difference`: every recorded turn was served, or the bodies are equal."""
     remedy: str = ""
-    """The spec line that makes this request match, when the difference's shape says it
+    """What to declare so that this request matches, when the difference's shape says it
     (a date, a per-run id, a tool's output: matching/remedy.py); empty otherwise."""
 
     @property
@@ -99,7 +99,7 @@ class Divergence:
         if self.recorded_index is not None and self.detail not in self.envelope:
             lines.append(self.detail)
         if self.remedy:
-            lines.append(f"remedy: declare `{self.remedy}` in the spec, then record again")
+            lines.append(f"remedy: {self.remedy}")
         return "\n".join(lines)
 
 
@@ -139,7 +139,11 @@ def _remedy(recorded: Any, replayed: Any, ignored: Sequence[FieldPath]) -> str:
     ):
         where = format_indexed(path)
         found = classify(where, a, b, recorded_body=recorded)
-        return (found.line or "") if found is not None else ""
+        if found is None or found.line is None:
+            return ""
+        # An ignored field is left out of matching; anything else is also in the trace.
+        again = "" if found.ignore_field else ", then record again"
+        return f"declare `{found.line}` in the spec{again}"
     return ""
 
 

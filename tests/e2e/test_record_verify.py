@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import flowproof
-from tests.e2e.booking import KEY
+from tests.conftest import agent_command, flowproof
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
 from tests.e2e.test_fidelity import (
     coding_spec,
     make_project,
@@ -28,7 +28,9 @@ from tests.upstream.scripted import ScriptedUpstream, text
 REPLY = text("Your notes: the release is blocked on a test.")
 
 
-def record_verify(project: Path, upstream: ScriptedUpstream, home: Path, **env: str) -> tuple[int, str]:
+def record_verify(
+    project: Path, upstream: ScriptedUpstream, home: Path, **env: str
+) -> tuple[int, str]:
     upstream.script = [read_the_notes, REPLY]
     upstream.received.clear()  # the script is served by position: each record starts it anew
     result = flowproof(
@@ -66,3 +68,46 @@ def test_verify_names_the_date_line_and_the_spec_with_it_replays_tomorrow(
     upstream.stop()
     code, output = replay_elsewhere(moved(project, tmp_path), tmp_path, other_day_tz())
     assert code == 0, output
+
+
+def test_verify_names_the_result_remedy_for_a_tool_whose_output_differs_between_runs(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    project = make_project(tmp_path)
+    coding_spec(project, normalize="[cwd, home, date]")
+    code, output = record_verify(project, upstream, tmp_path / "home-a", AGENT_WALL_TIME="1")
+    assert code == 1, output
+    assert "  the output of tool read_file differs between runs" in output
+    assert (
+        "Declare them in the spec (docs/specs.md):\n  normalize: [cwd, home, date]\n  tools:\n"
+        "    - name: read_file\n      result: <the output the agent should see>\n"
+        "then record again"
+    ) in output
+
+
+def test_verify_names_the_ignored_field_for_a_per_run_id_and_run_names_it_too(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(
+        tmp_path, command=agent_command("anthropic_agent.py"), agent_env={"AGENT_SESSION": "1"}
+    )
+    result = flowproof(
+        "record",
+        "specs",
+        "--verify",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY},
+    )
+    assert result.code == 1, result.output
+    assert "  a per-run id at metadata.user_id: request 1 at metadata.user_id = '" in result.output
+    assert "Declare them in the spec (docs/specs.md):\n  ignore_fields: [metadata.user_id]\n" in (
+        result.output
+    )
+    upstream.stop()
+    # The trace was written (the record passed); its replay names the same remedy.
+    result = flowproof("run", "specs", cwd=tmp_path)
+    assert result.code == 1, result.output
+    assert "remedy: declare `ignore_fields: [metadata.user_id]` in the spec\n" in result.stderr, (
+        result.stderr
+    )
