@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowproof.matching.fields import forbidden_reason, parse_field_path
+from flowproof.spellings import CUT
 
 DATE = re.compile(
     r"\d{4}-\d{2}-\d{2}"
@@ -90,8 +91,9 @@ def classify(
         return Remedy("tool result", tool=tool)
     if not isinstance(recorded, str) or not isinstance(replayed, str):
         return _identifier(body_path, str(recorded), str(replayed))
+    whole = _value_at(recorded_body, body_path) if recorded_body is not None else recorded
     for key, (before, after) in (moved or {}).items():
-        if _spans_difference(recorded, before) and _spans_difference(replayed, after):
+        if _moved_here(whole if isinstance(whole, str) else recorded, replayed, before, after):
             return Remedy(key, normalize=key, seen=after)
     old, new = _differing_tokens(recorded, replayed)
     date = DATE.search(new)
@@ -140,9 +142,39 @@ def _token_at(text: str, at: int) -> str:
     return text[max(0, lo - 12) : hi + 12]
 
 
-def _spans_difference(text: str, spelling: str) -> bool:
-    """Whether `spelling` (or, in a clipped window, its last 16 characters) is in `text`."""
-    return len(spelling) >= 4 and (spelling in text or spelling[-16:] in text)
+def _moved_here(recorded: str, replayed: str, before: str, after: str) -> bool:
+    """Whether the replayed text is the recorded one with `before` moved to `after`: the
+    recorded value holds `before`, and the replayed one (or the window of it a divergence
+    shows) is found in the recorded value with `before` replaced by `after`."""
+    if len(before) < 4 or before == after or before not in recorded:
+        return False
+    return _unwindowed(replayed) in recorded.replace(before, after)
+
+
+def _unwindowed(shown: str) -> str:
+    """The text a divergence shows (JSON, perhaps a window cut short with `…`), as text."""
+    inner = shown.strip(CUT)
+    try:
+        text = json.loads(inner)
+    except ValueError:
+        return shown
+    return text if isinstance(text, str) else shown
+
+
+def _value_at(body: Any, path: str) -> Any:
+    """The value at a body path (`messages[0].content`) in `body`; None when there is none."""
+    try:
+        segments = parse_field_path(path).segments
+    except ValueError:
+        return None
+    for segment in segments:
+        if isinstance(segment, int) and isinstance(body, list) and segment < len(body):
+            body = body[segment]
+        elif isinstance(segment, str) and isinstance(body, Mapping):
+            body = body.get(segment)
+        else:
+            return None
+    return body
 
 
 def tool_result_name(body: Any, path: str) -> str | None:

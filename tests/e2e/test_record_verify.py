@@ -73,11 +73,15 @@ def test_verify_names_the_date_line_and_the_spec_with_it_replays_tomorrow(
 def test_verify_names_the_result_remedy_for_a_tool_whose_output_differs_between_runs(
     tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:
+    """Two divergences in two requests: verify declares the first (the date) in its copy and
+    replays again to find the second (the tool's output)."""
     project = make_project(tmp_path)
-    coding_spec(project, normalize="[cwd, home, date]")
+    coding_spec(project, normalize="[cwd, home]")
     code, output = record_verify(project, upstream, tmp_path / "home-a", AGENT_WALL_TIME="1")
     assert code == 1, output
+    assert "  the date changed: request 1 at messages[0].content" in output
     assert "  the output of tool read_file differs between runs" in output
+    assert "not answered by a declaration" not in output
     assert (
         "Declare them in the spec (docs/specs.md):\n  normalize: [cwd, home, date]\n  tools:\n"
         "    - name: read_file\n      result: <the output the agent should see>\n"
@@ -111,3 +115,18 @@ def test_verify_names_the_ignored_field_for_a_per_run_id_and_run_names_it_too(
     assert "remedy: declare `ignore_fields: [metadata.user_id]` in the spec\n" in result.stderr, (
         result.stderr
     )
+
+
+def test_verify_reports_a_moved_working_directory_unless_it_is_normalised_already(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """The working directory may be normalised without being declared; either the replay
+    from the copy passes, or verify names the directory and `normalize: [cwd]`."""
+    project = make_project(tmp_path)
+    coding_spec(project, normalize="[home, date]")
+    code, output = record_verify(project, upstream, tmp_path / "home-a")
+    if code == 0:
+        assert "no upstream: it replays" in output
+        return
+    assert "  the working directory moved: request 1 at messages[0].content" in output, output
+    assert "  normalize: [home, date, cwd]" in output, output
