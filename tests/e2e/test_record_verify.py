@@ -61,6 +61,11 @@ def test_verify_names_the_date_line_and_the_spec_with_it_replays_tomorrow(
     printed = re.search(r"^\s+(normalize: \[.*\])$", output, re.MULTILINE)
     assert printed is not None and printed.group(1) == "normalize: [cwd, home, date]", output
 
+    # The trace was written (the record passed); replayed on another day, `run` names the fix.
+    replayed = flowproof("run", "specs", cwd=project, env={"TZ": other_day_tz()})
+    assert replayed.code == 1, replayed.output
+    assert "remedy: declare `normalize: [date]` in the spec, then record again" in replayed.stderr
+
     spec.write_text(spec.read_text().replace("normalize: [cwd, home]", printed.group(1)))
     code, output = record_verify(project, upstream, tmp_path / "home-a")
     assert code == 0, output
