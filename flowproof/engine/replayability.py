@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY, ITEM_IDENTITY_FIELDS
+from flowproof.matching.remedy import TOOL_RESULT
 from flowproof.words import plural
 
 ITEM_IDENTITY_PATH = re.compile(
@@ -330,5 +331,5 @@ def declare_lines(findings: Sequence[Finding], tools: Sequence[str] = ()) -> lis
     if tools:
         lines.append("  tools:")
         for tool in _unique(iter(tools)):
-            lines += [f"    - name: {tool}", "      result: <the output the agent should see>"]
+            lines += [f"    - name: {tool}", f"      result: {TOOL_RESULT}"]
     return [DECLARE, *lines] if lines else []

@@ -8,7 +8,7 @@ is and, when a declaration answers it, which:
 - a date on both sides, different → `normalize: [date]`;
 - an identifier on both sides (a UUID, a ULID, a long hex or decimal run), different →
   `ignore_fields: [metadata.user_id]` where matching may ignore the field, else why not;
-- the output of a tool the agent ran itself, different between runs → a `tools:` entry with a
+- any other difference in the output of a tool the agent ran itself → a `tools:` entry with a
   `result:` for that tool, so both runs send the same output.
 
 Anything else is not classified: a changed prompt is what a replay exists to catch, so no
@@ -42,6 +42,8 @@ IDENTIFIER = re.compile(
     r"|\d{10,}"
 )
 """A UUID, a ULID, a hex run of 12+ with letters and digits, or a 10+ digit number (a stamp)."""
+TOOL_RESULT = "<the output the agent should see>"
+"""Where a `result:` remedy leaves the output for the user to write."""
 _TOKEN = re.compile(r"[A-Za-z0-9_\-:./]")
 
 
@@ -70,7 +72,7 @@ class Remedy:
             shown = json.dumps(self.ignore_field) if quoted else self.ignore_field
             return f"ignore_fields: [{shown}]"
         if self.tool:
-            return f"tools: - name: {self.tool}  result: <its output, fixed>"
+            return f"tools: - name: {self.tool}  result: {TOOL_RESULT}"
         return None
 
 
@@ -86,11 +88,12 @@ def classify(
     `moved`: fact key (`cwd`, `home`, `tmpdir`) → (its spelling at record, its spelling now).
     `recorded_body`: the recorded request, to tell a tool's output from the conversation."""
     body_path = path.split(": ", 1)[0]
+    # A fact `normalize:` covers is answered by it wherever it appears, a tool's output
+    # included; any other difference in a tool's output is the tool's.
     tool = tool_result_name(recorded_body, body_path) if recorded_body is not None else None
-    if tool is not None:
-        return Remedy("tool result", tool=tool)
     if not isinstance(recorded, str) or not isinstance(replayed, str):
-        return _identifier(body_path, str(recorded), str(replayed))
+        found = _identifier(body_path, str(recorded), str(replayed))
+        return Remedy("tool result", tool=tool) if tool is not None else found
     whole = _value_at(recorded_body, body_path) if recorded_body is not None else recorded
     for key, (before, after) in (moved or {}).items():
         if _moved_here(whole if isinstance(whole, str) else recorded, replayed, before, after):
@@ -99,6 +102,8 @@ def classify(
     date = DATE.search(new)
     if DATE.search(old) and date:
         return Remedy("date", normalize="date", seen=date.group(0))
+    if tool is not None:
+        return Remedy("tool result", tool=tool)
     return _identifier(body_path, old, new)
 
 

@@ -104,4 +104,11 @@ def test_a_tool_output_is_found_in_each_wire_shape() -> None:
 def test_a_differing_tool_output_names_its_result_remedy() -> None:
     found = classify("messages[2].content", "Chunk ID: 1", "Chunk ID: 2", recorded_body=CHAT)
     assert found == Remedy("tool result", tool="exec_command")
-    assert found.line == "tools: - name: exec_command  result: <its output, fixed>"
+    assert found.line == "tools: - name: exec_command  result: <the output the agent should see>"
+
+
+def test_a_date_in_a_tool_output_is_a_date() -> None:
+    found = classify(
+        "messages[2].content", "Today: 2026-12-02", "Today: 2026-12-01", recorded_body=CHAT
+    )
+    assert found is not None and found.normalize == "date"
