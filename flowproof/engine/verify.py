@@ -106,15 +106,20 @@ class Verification:
 
 
 def tomorrow(now: datetime) -> Tomorrow:
-    """A zone 14 hours ahead of UTC or 12 behind, whichever has another date than both UTC
-    and this machine's zone (one of them always differs from UTC)."""
-    today = {now.astimezone(UTC).date(), now.astimezone().date()}
-    for zone, hours in (("FPT-14", 14), ("FPT+12", -12)):
-        day = (now.astimezone(UTC) + timedelta(hours=hours)).date()
-        if day not in today:
-            return Tomorrow(zone, day.isoformat())
-    day = (now.astimezone(UTC) + timedelta(hours=14)).date()
-    return Tomorrow("FPT-14", day.isoformat())
+    """A zone 14 hours ahead of UTC or 12 behind, with a date other than today's both in UTC
+    and in this machine's zone (`now` is aware, in the machine's zone); where both zones share
+    a date with one of them, the one whose date differs from the machine's, since that is the
+    date an agent prints."""
+    utc = now.astimezone(UTC)
+    candidates = [
+        Tomorrow(zone, (utc + timedelta(hours=hours)).date().isoformat())
+        for zone, hours in (("FPT-14", 14), ("FPT+12", -12))
+    ]
+    local = now.date().isoformat()
+    for candidate in candidates:
+        if candidate.local_date not in (local, utc.date().isoformat()):
+            return candidate
+    return next(c for c in candidates if c.local_date != local)
 
 
 def verify_flow(spec: Path, environ: Mapping[str, str], started_in: Path) -> Verification:
@@ -186,8 +191,10 @@ def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> dict[
     if not reports:
         last = done.stderr.strip().splitlines()[-1:] or ["the replay did not run"]
         return {"reasons": last}
-    flows = read_json(reports[-1].read_text(encoding="utf-8"))["flows"]
-    flow: dict[str, Any] = flows[0] if flows else {"reasons": ["the replay ran no flow"]}
+    record = read_json(reports[-1].read_text(encoding="utf-8"))
+    flows, errors = record["flows"], [error["message"] for error in record["errors"]]
+    # A copy that cannot even be opened (an `agent.cwd` outside the project) is an error.
+    flow: dict[str, Any] = flows[0] if flows else {"reasons": errors or ["no flow was run"]}
     divergence: dict[str, Any] | None = flow.get("divergence")
     return divergence or {"reasons": flow.get("reasons") or ["the replay failed"]}
 
