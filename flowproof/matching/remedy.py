@@ -99,31 +99,37 @@ def classify(
         if _moved_here(whole if isinstance(whole, str) else recorded, replayed, before, after):
             return Remedy(key, normalize=key, seen=after)
     old, new = _differing_tokens(recorded, replayed)
-    date = DATE.search(new)
-    if DATE.search(old) and date:
-        return Remedy("date", normalize="date", seen=date.group(0))
+    was, date = DATE.findall(old), DATE.findall(new)
+    if was and date and was != date:  # a date near an edit, the same on both sides, is not it
+        return Remedy("date", normalize="date", seen=_first_new(was, date))
     if tool is not None:
         return Remedy("tool result", tool=tool)
     return _identifier(body_path, old, new)
 
 
 def _identifier(path: str, old: str, new: str) -> Remedy | None:
-    seen = IDENTIFIER.search(new)
-    if not (IDENTIFIER.search(old) and seen):
+    was, ids = IDENTIFIER.findall(old), IDENTIFIER.findall(new)
+    if not was or not ids or was == ids:  # an id beside an edit, the same on both sides
         return None
+    seen = _first_new(was, ids)
     general = re.sub(r"\[\d+\]", "[*]", path)
     try:
         reason = forbidden_reason(parse_field_path(general))
     except ValueError:
         reason = "the path cannot be declared"
     if reason is None:
-        return Remedy("id", ignore_field=general, seen=seen.group(0))
+        return Remedy("id", ignore_field=general, seen=seen)
     return Remedy(
         "id",
-        seen=seen.group(0),
+        seen=seen,
         why_not="a per-run id inside the conversation: ignore_fields cannot declare it; the "
         "agent must stop sending it, or be recorded with a fixed one",
     )
+
+
+def _first_new(before: list[str], after: list[str]) -> str:
+    """The first value on the replayed side that the recorded side did not hold."""
+    return next((value for value in after if value not in before), after[0])
 
 
 def _differing_tokens(recorded: str, replayed: str) -> tuple[str, str]:

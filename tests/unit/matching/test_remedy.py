@@ -51,6 +51,16 @@ def test_a_changed_prompt_has_no_remedy() -> None:
     assert classify("messages[1].content", "Book me a flight", "Book me a train") is None
 
 
+def test_an_edit_beside_an_unchanged_date_or_id_is_neither() -> None:
+    recorded, replayed = "2026-12-02 KQ311", "2026-12-02 KQ999"
+    assert classify("messages[1].content", recorded, replayed) is None
+    recorded, replayed = (
+        "0b6c5c1e-8f2a-4c47-9e1e-2b8d6f1f0a11 KQ3",
+        "0b6c5c1e-8f2a-4c47-9e1e-2b8d6f1f0a11 KQ9",
+    )
+    assert classify("metadata.note", recorded, replayed) is None
+
+
 def test_a_moved_directory_is_named_only_with_both_spellings() -> None:
     moved = {"cwd": ("/tmp/a/project", "/tmp/elsewhere/project")}
     recorded, replayed = (
