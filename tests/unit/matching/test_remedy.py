@@ -54,10 +54,8 @@ def test_a_changed_prompt_has_no_remedy() -> None:
 def test_an_edit_beside_an_unchanged_date_or_id_is_neither() -> None:
     recorded, replayed = "2026-12-02 KQ311", "2026-12-02 KQ999"
     assert classify("messages[1].content", recorded, replayed) is None
-    recorded, replayed = (
-        "0b6c5c1e-8f2a-4c47-9e1e-2b8d6f1f0a11 KQ3",
-        "0b6c5c1e-8f2a-4c47-9e1e-2b8d6f1f0a11 KQ9",
-    )
+    session = "0b6c5c1e-8f2a-4c47-9e1e-2b8d6f1f0a11"
+    recorded, replayed = f"{session}/KQ311", f"{session}/KQ999"
     assert classify("metadata.note", recorded, replayed) is None
 
 
