@@ -248,7 +248,11 @@ def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> N
         if remedy.normalize
         else ("ignore_fields", remedy.ignore_field)
     )
-    document[key] = [*(document.get(key) or []), entry]
+    declared = document.get(key) or []
+    if isinstance(declared, dict):  # a mapping of entries (`normalize: {date: true}`)
+        document[key] = {**declared, entry: True}
+    else:
+        document[key] = [*declared, entry]
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     if remedy.normalize:
         trace_file = trace_path_for(spec)
