@@ -114,6 +114,13 @@ def _cpus() -> int:
     help="Heal: serve every request that matches the existing trace from it (its bytes kept) "
     "and forward only the rest to the real model.",
 )
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Replay each new trace at once as CI will tomorrow (a copy at another path, fresh "
+    "HOME and TMPDIR, another local date, no upstream) and print the spec lines it needs; "
+    "exit 1 when one would not replay.",
+)
 @_runs_dir_option
 @_jobs_option("default: 1, one flow at a time against the real model")
 @_shard_option
@@ -121,6 +128,7 @@ def record(
     paths: tuple[str, ...],
     show_diff: bool,
     keep_matching: bool,
+    verify: bool,
     runs_dir: str | None,
     jobs: int | None,
     shard: str | None,
@@ -136,6 +144,7 @@ def record(
         jobs=jobs or 1,
         shard=shard,
         keep_matching=keep_matching,
+        verify=verify,
     )
 
 

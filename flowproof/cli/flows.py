@@ -28,7 +28,8 @@ from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.runrecord import flow_record, run_record
-from flowproof.errors import EXIT_INTERNAL, ConfigError, FlowproofError
+from flowproof.engine.verify import verify_flow
+from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
 from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord
@@ -51,6 +52,8 @@ class _Run:
     flows: list[FlowRecord] = field(default_factory=list)
     interrupted_by: signal.Signals | None = None
     """The first interrupting signal received, if any."""
+    unverified: bool = False
+    """`record --verify` found a new trace that would not replay."""
     runs_root: Path = Path()
     """Where the run records go (kept out of an `agent.cwd`: engine/workdir.py)."""
 
@@ -59,6 +62,8 @@ class _Run:
         """The shell's convention for a command a signal stopped, else the summary's."""
         if self.interrupted_by is not None:
             return 128 + self.interrupted_by.value
+        if self.unverified and self.summary.exit_code == EXIT_PASSED:
+            return EXIT_FAILED
         return self.summary.exit_code
 
 
@@ -82,6 +87,7 @@ def run_flows(
     jobs: int = 1,
     shard: str | None = None,
     keep_matching: bool = False,
+    verify: bool = False,
 ) -> None:
     mode = Mode(mode_name)
     part = parse_shard(shard) if shard is not None else None
@@ -110,6 +116,8 @@ def run_flows(
         )
         write_run_record(record, root, REDACT)
         raise
+    if verify and run.interrupted_by is None:
+        _verify_new_traces(run)
     record = run_record(run_id, mode.value, started, run.exit_code, run.flows, run.summary.errors)
     out(summary_line(record))
     record_path = write_run_record(record, root, REDACT)
@@ -117,6 +125,17 @@ def run_flows(
     # Reports are rendered from the record as written (redacted), never from the live run.
     publish(load_run_record(record_path), reports or {})
     sys.exit(run.exit_code)
+
+
+def _verify_new_traces(run: _Run) -> None:
+    """`record --verify`: replay each trace just written under tomorrow's conditions."""
+    for flow in run.summary.flows:
+        if flow.trace_written is None:
+            continue
+        found = verify_flow(flow.spec_path, os.environ, Path.cwd())
+        for line in found.render():
+            out(line)
+        run.unverified = run.unverified or not found.passed
 
 
 def _runs_root(given: str | None) -> Path:

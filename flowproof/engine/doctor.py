@@ -43,9 +43,9 @@ from flowproof.engine.drive import DriveResult
 from flowproof.engine.front import RunOptions, run_spec
 from flowproof.engine.replayability import (
     Finding,
+    declare_lines,
     environment_facts,
     find_hazards,
-    suggested_lines,
 )
 from flowproof.engine.strategy import Replay
 from flowproof.matching.rules import STRICT, RequestRules
@@ -203,11 +203,7 @@ class DoctorReport:
         ]
         for finding in self.findings:
             lines += finding.render()
-        suggested = suggested_lines(self.findings)
-        if suggested:
-            lines.append("Declare them in the spec (docs/specs.md):")
-            lines += [f"  {line}" for line in suggested]
-        return lines
+        return lines + declare_lines(self.findings)
 
     def _agent_line(self) -> str:
         agent = self.agent

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY, ITEM_IDENTITY_FIELDS
+from flowproof.matching.remedy import TOOL_RESULT
 from flowproof.words import plural
 
 ITEM_IDENTITY_PATH = re.compile(
@@ -285,3 +286,20 @@ def _unique(values: Iterator[str | None]) -> list[str]:
         if value and value not in seen:
             seen.append(value)
     return seen
+
+
+# The block `flowproof doctor` and `record --verify` both end with.
+
+DECLARE = "Declare them in the spec (docs/specs.md):"
+
+
+def declare_lines(findings: Sequence[Finding], tools: Sequence[str] = ()) -> list[str]:
+    """The "Declare them in the spec" block: the `normalize:`/`ignore_fields:` lines of
+    `findings`, then a `tools:` entry with a `result:` for each tool in `tools` (a tool whose
+    output differs between runs); empty when nothing can be declared."""
+    lines = [f"  {line}" for line in suggested_lines(findings)]
+    if tools:
+        lines.append("  tools:")
+        for tool in _unique(iter(tools)):
+            lines += [f"    - name: {tool}", f"      result: {TOOL_RESULT}"]
+    return [DECLARE, *lines] if lines else []

@@ -20,6 +20,7 @@ from flowproof.dialects.base import Dialect
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import compared
+from flowproof.matching.remedy import classify
 from flowproof.readjson import read_json
 from flowproof.spellings import CUT, clip
 
@@ -68,6 +69,9 @@ class Divergence:
     """The first differing path with both values; None when there is none to show."""
     reason: str = ""
     """Why there is no `difference`: every recorded turn was served, or the bodies are equal."""
+    remedy: str = ""
+    """What to declare so that this request matches, when the difference's shape says it
+    (a date, a per-run id, a tool's output: matching/remedy.py); empty otherwise."""
 
     @property
     def detail(self) -> str:
@@ -94,6 +98,8 @@ class Divergence:
         lines = [self.headline, *self.envelope]
         if self.recorded_index is not None and self.detail not in self.envelope:
             lines.append(self.detail)
+        if self.remedy:
+            lines.append(f"remedy: {self.remedy}")
         return "\n".join(lines)
 
 
@@ -122,7 +128,23 @@ def explain(
         envelope = tuple(_envelope_lines(replayed_dialect, recorded, replayed))
     found = find_difference(compared(recorded, ignored), compared(replayed, ignored))
     reason = EQUAL_BODIES if found is None else ""
-    return Divergence(MODEL_LANE, index, turn_position + 1, envelope, found, reason)
+    remedy = _remedy(recorded, replayed, ignored) if not envelope else ""
+    return Divergence(MODEL_LANE, index, turn_position + 1, envelope, found, reason, remedy)
+
+
+def _remedy(recorded: Any, replayed: Any, ignored: Sequence[FieldPath]) -> str:
+    """The line that answers the first difference, classified from the raw values."""
+    for path, a, b in differences(
+        compared(recorded, ignored), compared(replayed, ignored), exact=True
+    ):
+        where = format_indexed(path)
+        found = classify(where, a, b, recorded_body=recorded)
+        if found is None or found.line is None:
+            return ""
+        # An ignored field is left out of matching; anything else is also in the trace.
+        again = "" if found.ignore_field else ", then record again"
+        return f"declare `{found.line}` in the spec{again}"
+    return ""
 
 
 def _envelope_lines(dialect: Dialect, recorded: Any, replayed: Any) -> list[str]:

@@ -3,7 +3,8 @@ prompt carries its working directory, its home, today's date (local time, as tho
 it) and a listing of the directory; its one tool reads a file by absolute path.
 
 The model's tool call names an absolute path, so a replay elsewhere only reads the right file
-if the path it is served is today's checkout's. AGENT_MODEL picks the model name.
+if the path it is served is today's checkout's. AGENT_MODEL picks the model name;
+AGENT_WALL_TIME makes the tool's output end with a time that differs in every run.
 AGENT_STATE=1 adds what the coding-agent CLIs also print: the temporary directory, the working
 directory under `~`, and the per-project state directory named by the slug of the working
 directory (`/work/app` → `~/.agent/projects/-work-app`), as Claude Code names its own.
@@ -14,6 +15,7 @@ import json
 import os
 import re
 import tempfile
+import time
 
 from openai import OpenAI
 
@@ -59,9 +61,12 @@ def state():
 def read_file(path):
     try:
         with open(path, encoding="utf-8") as handle:
-            return handle.read()
+            content = handle.read()
     except OSError as exc:
         return f"error: {exc}"
+    if os.environ.get("AGENT_WALL_TIME"):  # a shell tool's output: it says how long it took
+        content += f"Wall time: {time.perf_counter_ns()} ns\n"
+    return content
 
 
 def main():

@@ -1,0 +1,262 @@
+"""`flowproof record --verify`: replay a trace just recorded the way tomorrow's CI will.
+
+The project is the directory flowproof was started in (the spec's own directory when the spec
+lies outside it), copied without `.flowproof/`, `.git/`, `node_modules/`, virtual environments
+and caches. The copy is replayed by this engine, started afresh (`flowproof run` in the copy),
+with a new HOME and TMPDIR, a TZ whose local date is neither today's UTC date nor this
+machine's, and no upstream or key. A replay stops at its first divergence, so the divergence is
+classified (matching/remedy.py, told which directories moved), its declaration is made in the
+copy (for a `normalize:` fact the copied trace is rewritten as a record with the entry would
+have written it), and the copy is replayed again, up to `MAX_ROUNDS` times. A difference that
+no declaration answers, or a tool's output (its `result:` changes what is recorded), ends the
+search: the trace must be recorded again first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from flowproof.engine.environment import measure
+from flowproof.engine.replayability import Finding, Sighting, declare_lines
+from flowproof.engine.workdir import agent_cwd
+from flowproof.engine_argv import engine_argv
+from flowproof.host_environ import host_environ
+from flowproof.matching.normalize import Environment, Normalizer
+from flowproof.matching.remedy import Remedy, classify
+from flowproof.readjson import read_json
+from flowproof.spec.load import load_spec
+from flowproof.spec.suite import find_suite
+from flowproof.trace.store import trace_path_for
+
+MAX_ROUNDS = 5
+"""Replays per verified flow at most: one when the trace replays, one more per fix found."""
+LEFT_OUT = frozenset((".flowproof", ".git", "node_modules", ".venv", "venv", "__pycache__"))
+"""Directories not copied: flowproof's runs, version control, installed dependencies."""
+UPSTREAM_VARIABLES = ("FLOWPROOF_AGENT_UPSTREAM", "FLOWPROOF_AGENT_KEY", "GITHUB_ACTIONS")
+"""Taken out of the replay's environment: no upstream, no key, no runner annotations."""
+LABELS = {
+    "cwd": "the working directory moved",
+    "home": "the home directory changed",
+    "tmpdir": "the temporary directory changed",
+    "date": "the date changed",
+}
+REPLAY_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tomorrow:
+    """The conditions the copy is replayed under."""
+
+    zone: str
+    """A POSIX TZ (`FPT-14`: 14 hours ahead of UTC)."""
+    local_date: str
+
+
+@dataclass(slots=True)
+class Verification:
+    """What verifying one flow found."""
+
+    spec: Path
+    tomorrow: Tomorrow
+    findings: list[Finding] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    """Tools whose output differed between the runs: each wants a `result:`."""
+    normalized: tuple[str, ...] = ()
+    """The spec's own `normalize:` entries, kept in the printed line."""
+    ignored: tuple[str, ...] = ()
+    """The spec's own `ignore_fields:` entries, kept in the printed line."""
+    unexplained: str = ""
+    """Why the replay failed when no declaration answers it."""
+
+    @property
+    def passed(self) -> bool:
+        return not (self.findings or self.tools or self.unexplained)
+
+    def render(self) -> list[str]:
+        head = (
+            f"verify {self.spec}: replayed from a copy at another path with a fresh HOME and "
+            f"TMPDIR, TZ={self.tomorrow.zone} (local date {self.tomorrow.local_date}) and no "
+            "upstream"
+        )
+        if self.passed:
+            return [f"{head}: it replays"]
+        lines = [f"{head}: it would not replay:"]
+        for finding in self.findings:
+            lines += finding.render()
+        lines += [f"  the output of tool {tool} differs between runs" for tool in self.tools]
+        if self.unexplained:
+            lines.append(f"  not answered by a declaration: {self.unexplained}")
+        # The spec's own entries come first, so each printed line replaces the spec's whole.
+        kept = [Finding("", (), normalize=entry) for entry in self.normalized]
+        kept += [Finding("", (), ignore_field=entry) for entry in self.ignored]
+        lines += declare_lines([*kept, *self.findings], self.tools)
+        if self.tools:
+            lines.append("then record again: the trace holds each output as it was recorded")
+        return lines
+
+
+def tomorrow(now: datetime) -> Tomorrow:
+    """A zone 14 hours ahead of UTC or 12 behind, with a date other than today's both in UTC
+    and in this machine's zone (`now` is aware, in the machine's zone); where both zones share
+    a date with one of them, the one whose date differs from the machine's, since that is the
+    date an agent prints."""
+    utc = now.astimezone(UTC)
+    candidates = [
+        Tomorrow(zone, (utc + timedelta(hours=hours)).date().isoformat())
+        for zone, hours in (("FPT-14", 14), ("FPT+12", -12))
+    ]
+    local = now.date().isoformat()
+    for candidate in candidates:
+        if candidate.local_date not in (local, utc.date().isoformat()):
+            return candidate
+    return next(c for c in candidates if c.local_date != local)
+
+
+def verify_flow(spec: Path, environ: Mapping[str, str], started_in: Path) -> Verification:
+    """Replay the trace of `spec` (just recorded) from a copy under tomorrow's conditions."""
+    now = datetime.now().astimezone()
+    loaded = load_spec(spec)
+    suite = find_suite(spec, started_in)
+    recorded_env = measure(loaded, suite, environ, now)
+    project = started_in if spec.resolve().is_relative_to(started_in.resolve()) else spec.parent
+    when = tomorrow(now)
+    found = Verification(
+        spec,
+        when,
+        normalized=tuple(loaded.spec.normalize),
+        ignored=tuple(loaded.spec.ignore_fields),
+    )
+    with tempfile.TemporaryDirectory(prefix="flowproof-verify-") as scratch:
+        root = Path(scratch)
+        copy = root / "checkout" / project.resolve().name
+        shutil.copytree(project, copy, symlinks=True, ignore=_left_out)
+        copied_spec = copy / spec.resolve().relative_to(project.resolve())
+        env = _replay_environ(environ, root, when)
+        moved = _moved(recorded_env, copied_spec, env)
+        for _ in range(MAX_ROUNDS):
+            divergence = _replay(copied_spec, copy, root, env)
+            if divergence is None:
+                return found
+            if not _answer(divergence, copied_spec, recorded_env, moved, found):
+                return found
+    found.unexplained = found.unexplained or f"still diverging after {MAX_ROUNDS} replays"
+    return found
+
+
+def _left_out(directory: str, names: Sequence[str]) -> set[str]:
+    return {name for name in names if name in LEFT_OUT}
+
+
+def _replay_environ(environ: Mapping[str, str], root: Path, when: Tomorrow) -> dict[str, str]:
+    home, tmp = root / "home", root / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in host_environ(environ).items() if k not in UPSTREAM_VARIABLES}
+    return {**env, "HOME": str(home), "TMPDIR": str(tmp), "TZ": when.zone}
+
+
+def _moved(
+    recorded: Environment, copied_spec: Path, env: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
+    """Each directory fact: (its spelling at record, its spelling in the copy's replay)."""
+    cwd = agent_cwd(load_spec(copied_spec), env) or copied_spec.parent
+    return {
+        "cwd": (recorded.cwd[0], str(cwd.resolve())),
+        "home": (recorded.home[0], env["HOME"]),
+        "tmpdir": (recorded.tmpdir[0], env["TMPDIR"]),
+    }
+
+
+def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The copy replayed once: None when it passed, else its flow's divergence (or reasons)."""
+    runs = root / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    argv = [*engine_argv(), "run", str(spec.relative_to(copy)), "--runs-dir", str(runs)]
+    done = subprocess.run(
+        argv, cwd=copy, env=dict(env), capture_output=True, text=True, timeout=REPLAY_TIMEOUT
+    )
+    if done.returncode == 0:
+        return None
+    reports = sorted(runs.glob("*/report.json"))
+    if not reports:
+        last = done.stderr.strip().splitlines()[-1:] or ["the replay did not run"]
+        return {"reasons": last}
+    record = read_json(reports[-1].read_text(encoding="utf-8"))
+    flows, errors = record["flows"], [error["message"] for error in record["errors"]]
+    # A copy that cannot even be opened (an `agent.cwd` outside the project) is an error.
+    flow: dict[str, Any] = flows[0] if flows else {"reasons": errors or ["no flow was run"]}
+    divergence: dict[str, Any] | None = flow.get("divergence")
+    return divergence or {"reasons": flow.get("reasons") or ["the replay failed"]}
+
+
+def _answer(
+    divergence: dict[str, Any],
+    spec: Path,
+    recorded_env: Environment,
+    moved: Mapping[str, tuple[str, str]],
+    found: Verification,
+) -> bool:
+    """Classify the divergence, note it, and declare its answer in the copy; False when the
+    search ends here (nothing to declare, or a declaration that needs a new recording)."""
+    if "path" not in divergence or divergence.get("lane") != "model" or not divergence["path"]:
+        found.unexplained = divergence.get("text") or "; ".join(divergence.get("reasons", []))
+        return False
+    path = divergence["path"]
+    recorded_body = _recorded_request(spec, divergence.get("recorded_index"))
+    remedy = classify(path, divergence["recorded"], divergence["replayed"], moved, recorded_body)
+    if remedy is None:
+        found.unexplained = divergence["text"]
+        return False
+    if remedy.tool:
+        found.tools.append(remedy.tool)
+        return False
+    sighting = Sighting(divergence["index"], path, remedy.seen)
+    label = LABELS.get(remedy.kind, f"a per-run id at {path}")
+    found.findings.append(
+        Finding(label, (sighting,), remedy.normalize, remedy.ignore_field, remedy.why_not)
+    )
+    if remedy.why_not:
+        return False
+    _declare_in_copy(spec, remedy, recorded_env)
+    return True
+
+
+def _recorded_request(spec: Path, number: int | None) -> Any:
+    if number is None:
+        return None
+    trace = read_json(trace_path_for(spec).read_text(encoding="utf-8"))
+    turns = trace.get("lanes", {}).get("model", [])
+    return turns[number - 1].get("request") if 0 < number <= len(turns) else None
+
+
+def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> None:
+    """Add the remedy's entry to the copied spec; for a `normalize:` fact, also rewrite the
+    copied trace as a record with that entry would have written it."""
+    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    key, entry = (
+        ("normalize", remedy.normalize)
+        if remedy.normalize
+        else ("ignore_fields", remedy.ignore_field)
+    )
+    declared = document.get(key) or []
+    if isinstance(declared, dict):  # a mapping of entries (`normalize: {date: true}`)
+        document[key] = {**declared, entry: True}
+    else:
+        document[key] = [*declared, entry]
+    spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    if remedy.normalize:
+        trace_file = trace_path_for(spec)
+        trace = read_json(trace_file.read_text(encoding="utf-8"))
+        normalizer = Normalizer.build([remedy.normalize], recorded_env)
+        trace["lanes"] = normalizer.to_placeholders(trace["lanes"])
+        trace_file.write_text(json.dumps(trace, indent=2, ensure_ascii=False), encoding="utf-8")

@@ -1,0 +1,229 @@
+"""Which spec line would have made a divergent request match: the remedy a divergence names.
+
+Pure. Given where two request bodies first differ and both values, say what kind of drift it
+is and, when a declaration answers it, which:
+
+- an environment fact that moved between the two runs (`cwd`, `home`, `tmpdir`: the caller says
+  which spelling each side had) → `normalize: [cwd]`;
+- a date on both sides, different → `normalize: [date]`;
+- an identifier on both sides (a UUID, a ULID, a long hex or decimal run), different →
+  `ignore_fields: [metadata.user_id]` where matching may ignore the field, else why not;
+- any other difference in the output of a tool the agent ran itself → a `tools:` entry with a
+  `result:` for that tool, so both runs send the same output.
+
+Anything else is not classified: a changed prompt is what a replay exists to catch, so no
+remedy is guessed for it. `flowproof run` names a remedy only for the shapes above, which need
+no knowledge of the recording's environment; `record --verify` also knows both runs'
+directories and passes them in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flowproof.matching.fields import forbidden_reason, parse_field_path
+from flowproof.spellings import CUT
+
+DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}"
+    r"|\d{1,2}/\d{1,2}/\d{4}"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*\b"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}\b"
+)
+"""The spellings `normalize: [date]` covers (ISO, numeric, weekday and month names)."""
+IDENTIFIER = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-9A-HJKMNP-TV-Z]{26}"
+    r"|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{12,}"
+    r"|\d{10,}"
+)
+"""A UUID, a ULID, a hex run of 12+ with letters and digits, or a 10+ digit number (a stamp)."""
+TOOL_RESULT = "<the output the agent should see>"
+"""Where a `result:` remedy leaves the output for the user to write."""
+_TOKEN = re.compile(r"[A-Za-z0-9_\-:./]")
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """What kind of drift a divergence is, and the declaration that answers it."""
+
+    kind: str
+    """`cwd`, `home`, `tmpdir`, `date`, `id` or `tool result`."""
+    normalize: str | None = None
+    ignore_field: str | None = None
+    tool: str | None = None
+    """The tool whose output differs, for a `result:` declaration."""
+    why_not: str | None = None
+    """Why no declaration answers it (an identifier inside the conversation)."""
+    seen: str = ""
+    """What the replayed side holds there: the moved directory, the date, the id."""
+
+    @property
+    def line(self) -> str | None:
+        """The spec line to add, in the spelling the spec takes."""
+        if self.normalize:
+            return f"normalize: [{self.normalize}]"
+        if self.ignore_field:
+            quoted = re.search(r"[\[\]*,:{}#&!|>'\"%@`$]", self.ignore_field)
+            shown = json.dumps(self.ignore_field) if quoted else self.ignore_field
+            return f"ignore_fields: [{shown}]"
+        if self.tool:
+            return f"tools: - name: {self.tool}  result: {TOOL_RESULT}"
+        return None
+
+
+def classify(
+    path: str,
+    recorded: Any,
+    replayed: Any,
+    moved: Mapping[str, tuple[str, str]] | None = None,
+    recorded_body: Any = None,
+) -> Remedy | None:
+    """The remedy for a divergence at `path` (a body path as divergences name it), or None.
+
+    `moved`: fact key (`cwd`, `home`, `tmpdir`) → (its spelling at record, its spelling now).
+    `recorded_body`: the recorded request, to tell a tool's output from the conversation."""
+    body_path = path.split(": ", 1)[0]
+    # A fact `normalize:` covers is answered by it wherever it appears, a tool's output
+    # included; any other difference in a tool's output is the tool's.
+    tool = tool_result_name(recorded_body, body_path) if recorded_body is not None else None
+    if not isinstance(recorded, str) or not isinstance(replayed, str):
+        found = _identifier(body_path, str(recorded), str(replayed))
+        return Remedy("tool result", tool=tool) if tool is not None else found
+    whole = _value_at(recorded_body, body_path) if recorded_body is not None else recorded
+    for key, (before, after) in (moved or {}).items():
+        if _moved_here(whole if isinstance(whole, str) else recorded, replayed, before, after):
+            return Remedy(key, normalize=key, seen=after)
+    old, new = _differing_tokens(recorded, replayed)
+    was, date = DATE.findall(old), DATE.findall(new)
+    if was and date and was != date:  # a date near an edit, the same on both sides, is not it
+        return Remedy("date", normalize="date", seen=_first_new(was, date))
+    if tool is not None:
+        return Remedy("tool result", tool=tool)
+    return _identifier(body_path, old, new)
+
+
+def _identifier(path: str, old: str, new: str) -> Remedy | None:
+    was, ids = IDENTIFIER.findall(old), IDENTIFIER.findall(new)
+    if not was or not ids or was == ids:  # an id beside an edit, the same on both sides
+        return None
+    seen = _first_new(was, ids)
+    general = re.sub(r"\[\d+\]", "[*]", path)
+    try:
+        reason = forbidden_reason(parse_field_path(general))
+    except ValueError:
+        reason = "the path cannot be declared"
+    if reason is None:
+        return Remedy("id", ignore_field=general, seen=seen)
+    return Remedy(
+        "id",
+        seen=seen,
+        why_not="a per-run id inside the conversation: ignore_fields cannot declare it; the "
+        "agent must stop sending it, or be recorded with a fixed one",
+    )
+
+
+def _first_new(before: list[str], after: list[str]) -> str:
+    """The first value on the replayed side that the recorded side did not hold."""
+    return next((value for value in after if value not in before), after[0])
+
+
+def _differing_tokens(recorded: str, replayed: str) -> tuple[str, str]:
+    """The word each text has where the two first differ (widened to letters, digits and
+    the punctuation of paths, dates and ids)."""
+    start = next(
+        (i for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)) if a != b),
+        min(len(recorded), len(replayed)),
+    )
+    return _token_at(recorded, start), _token_at(replayed, start)
+
+
+def _token_at(text: str, at: int) -> str:
+    lo = at
+    while lo > 0 and _TOKEN.match(text[lo - 1]):
+        lo -= 1
+    hi = at
+    while hi < len(text) and _TOKEN.match(text[hi]):
+        hi += 1
+    # A date spelled with spaces ("Wed Dec 02 2026", "December 2, 2026") is searched whole.
+    return text[max(0, lo - 12) : hi + 12]
+
+
+def _moved_here(recorded: str, replayed: str, before: str, after: str) -> bool:
+    """Whether the replayed text is the recorded one with `before` moved to `after`: the
+    recorded value holds `before`, and the replayed one (or the window of it a divergence
+    shows) is found in the recorded value with `before` replaced by `after`."""
+    if len(before) < 4 or before == after or before not in recorded:
+        return False
+    return _unwindowed(replayed) in recorded.replace(before, after)
+
+
+def _unwindowed(shown: str) -> str:
+    """The text a divergence shows (JSON, perhaps a window cut short with `…`), as text."""
+    inner = shown.strip(CUT)
+    try:
+        text = json.loads(inner)
+    except ValueError:
+        return shown
+    return text if isinstance(text, str) else shown
+
+
+def _value_at(body: Any, path: str) -> Any:
+    """The value at a body path (`messages[0].content`) in `body`; None when there is none."""
+    try:
+        segments = parse_field_path(path).segments
+    except ValueError:
+        return None
+    for segment in segments:
+        if isinstance(segment, int) and isinstance(body, list) and segment < len(body):
+            body = body[segment]
+        elif isinstance(segment, str) and isinstance(body, Mapping):
+            body = body.get(segment)
+        else:
+            return None
+    return body
+
+
+def tool_result_name(body: Any, path: str) -> str | None:
+    """The tool whose output sits at `path` in a request body, in any of the three wire
+    shapes (a chat `tool` message, a Responses `function_call_output` item, an Anthropic
+    `tool_result` block); None when `path` is not inside one."""
+    found = re.match(r"(messages|input)\[(\d+)\](?:\.content\[(\d+)\])?", path)
+    if found is None or not isinstance(body, Mapping):
+        return None
+    items = body.get(found.group(1))
+    index = int(found.group(2))
+    if not isinstance(items, list) or index >= len(items) or not isinstance(items[index], dict):
+        return None
+    item = items[index]
+    if item.get("role") == "tool":
+        return _call_name(items[:index], str(item.get("tool_call_id")))
+    if item.get("type") == "function_call_output":
+        return _call_name(items[:index], str(item.get("call_id")))
+    blocks = item.get("content")
+    if found.group(3) is not None and isinstance(blocks, list):
+        block = blocks[int(found.group(3))] if int(found.group(3)) < len(blocks) else None
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            return _call_name(items[:index], str(block.get("tool_use_id")))
+    return None
+
+
+def _call_name(earlier: list[Any], call_id: str) -> str | None:
+    """The name of the tool call `call_id` among the earlier items, in any wire shape."""
+    for item in reversed(earlier):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and item.get("call_id") == call_id:
+            return str(item.get("name"))
+        for call in item.get("tool_calls") or []:
+            if isinstance(call, dict) and call.get("id") == call_id:
+                return str((call.get("function") or {}).get("name"))
+        content = item.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("id") == call_id:
+                return str(block.get("name"))
+    return None
