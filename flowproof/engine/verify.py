@@ -31,7 +31,7 @@ from flowproof.engine.replayability import Finding, Sighting, declare_lines
 from flowproof.engine.workdir import agent_cwd
 from flowproof.engine_argv import engine_argv
 from flowproof.host_environ import host_environ
-from flowproof.matching.normalize import Environment, Normalizer
+from flowproof.matching.normalize import OPT_OUT, Environment, Normalizer
 from flowproof.matching.remedy import Remedy, classify
 from flowproof.readjson import read_json
 from flowproof.spec.load import load_spec
@@ -96,8 +96,10 @@ class Verification:
         lines += [f"  the output of tool {tool} differs between runs" for tool in self.tools]
         if self.unexplained:
             lines.append(f"  not answered by a declaration: {self.unexplained}")
-        # The spec's own entries come first, so each printed line replaces the spec's whole.
-        kept = [Finding("", (), normalize=entry) for entry in self.normalized]
+        # The spec's own entries come first, so each printed line replaces the spec's whole;
+        # an opt-out (`no-cwd`) of a fact found moved is what the line takes back.
+        restored = {OPT_OUT + f.normalize for f in self.findings if f.normalize}
+        kept = [Finding("", (), normalize=e) for e in self.normalized if e not in restored]
         kept += [Finding("", (), ignore_field=entry) for entry in self.ignored]
         lines += declare_lines([*kept, *self.findings], self.tools)
         if self.tools:
@@ -248,11 +250,8 @@ def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> N
         if remedy.normalize
         else ("ignore_fields", remedy.ignore_field)
     )
-    declared = document.get(key) or []
-    if isinstance(declared, dict):  # a mapping of entries (`normalize: {date: true}`)
-        document[key] = {**declared, entry: True}
-    else:
-        document[key] = [*declared, entry]
+    declared = [item for item in document.get(key) or [] if item != OPT_OUT + str(entry)]
+    document[key] = [*declared, entry]
     spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     if remedy.normalize:
         trace_file = trace_path_for(spec)

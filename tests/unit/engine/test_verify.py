@@ -70,3 +70,20 @@ def test_a_passing_verification_says_so_in_one_line() -> None:
     assert found.passed
     (line,) = found.render()
     assert line.endswith("TZ=FPT+12 (local date 2026-12-01) and no upstream: it replays")
+
+
+def test_a_moved_directory_the_spec_opted_out_of_takes_the_opt_out_back() -> None:
+    """`no-cwd` beside `cwd` would be a spec error: the printed line drops the opt-out."""
+    found = Verification(
+        Path("specs/notes.yaml"),
+        Tomorrow("FPT-14", "2026-12-03"),
+        findings=[
+            Finding(
+                "the working directory moved",
+                (Sighting(1, "messages[0].content", "/elsewhere/app"),),
+                normalize="cwd",
+            )
+        ],
+        normalized=("date", "no-cwd"),
+    )
+    assert found.render()[-1] == "  normalize: [date, cwd]"
