@@ -19,16 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY, ITEM_IDENTITY_FIELDS
+from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY_PATH
 from flowproof.matching.remedy import TOOL_RESULT
 from flowproof.words import plural
 
-ITEM_IDENTITY_PATH = re.compile(
-    rf"(?:{'|'.join(ITEM_IDENTITY)})\[\*\]\.(?:{'|'.join(ITEM_IDENTITY_FIELDS)})(?=$|[.\[])"
-)
-"""An item's own identity field (`input[*].id`, Codex's per-item
-`input[*].internal_chat_message_metadata_passthrough`), the one place inside the conversation
-`ignore_fields:` admits (matching/fields.py); whatever lies below it is declared with it."""
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DAY_SECONDS = 86_400
 ZONE = (

@@ -38,7 +38,7 @@ from flowproof.spec.load import load_spec
 from flowproof.spec.suite import find_suite
 from flowproof.trace.store import trace_path_for
 
-MAX_ROUNDS = 5
+MAX_ROUNDS = 8
 """Replays per verified flow at most: one when the trace replays, one more per fix found."""
 LEFT_OUT = frozenset((".flowproof", ".git", "node_modules", ".venv", "venv", "__pycache__"))
 """Directories not copied: flowproof's runs, version control, installed dependencies."""
@@ -58,7 +58,9 @@ class Tomorrow:
     """The conditions the copy is replayed under."""
 
     zone: str
-    """A POSIX TZ (`FPT-14`: 14 hours ahead of UTC)."""
+    """An IANA zone with a fixed offset (`Etc/GMT-14`: 14 hours ahead of UTC; the sign of an
+    `Etc/GMT` name is the POSIX one, reversed). Not a bare POSIX TZ string: Node's ICU reads
+    one it does not know as UTC, so an agent on Node would print today's date."""
     local_date: str
 
 
@@ -115,7 +117,7 @@ def tomorrow(now: datetime) -> Tomorrow:
     utc = now.astimezone(UTC)
     candidates = [
         Tomorrow(zone, (utc + timedelta(hours=hours)).date().isoformat())
-        for zone, hours in (("FPT-14", 14), ("FPT+12", -12))
+        for zone, hours in (("Etc/GMT-14", 14), ("Etc/GMT+12", -12))
     ]
     local = now.date().isoformat()
     for candidate in candidates:

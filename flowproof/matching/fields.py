@@ -46,6 +46,13 @@ ITEM_IDENTITY = ("messages", "input")
 ITEM_IDENTITY_FIELDS = ("id", "internal_chat_message_metadata_passthrough")
 """An item's own identity: its id, and Codex CLI's per-item turn id and creation time."""
 
+ITEM_IDENTITY_PATH = re.compile(
+    rf"(?:{'|'.join(ITEM_IDENTITY)})\[\*\]\.(?:{'|'.join(ITEM_IDENTITY_FIELDS)})(?=$|[.\[])"
+)
+"""An item's own identity field (`input[*].id`, Codex's per-item
+`input[*].internal_chat_message_metadata_passthrough`), the one place inside the conversation
+`ignore_fields:` admits; whatever lies below it is declared with it."""
+
 _KEY = re.compile(r"[^.\[\]]+")
 _INDEX = re.compile(r"\[(\*|\d+)\]")
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flowproof.matching.fields import forbidden_reason, parse_field_path
+from flowproof.matching.fields import ITEM_IDENTITY_PATH, forbidden_reason, parse_field_path
 from flowproof.spellings import CUT
 
 DATE = re.compile(
@@ -92,7 +92,7 @@ def classify(
     # included; any other difference in a tool's output is the tool's.
     tool = tool_result_name(recorded_body, body_path) if recorded_body is not None else None
     if not isinstance(recorded, str) or not isinstance(replayed, str):
-        found = _identifier(body_path, str(recorded), str(replayed))
+        found = _identifier(body_path, str(recorded), str(replayed), recorded_body)
         return Remedy("tool result", tool=tool) if tool is not None else found
     whole = _value_at(recorded_body, body_path) if recorded_body is not None else recorded
     for key, (before, after) in (moved or {}).items():
@@ -104,15 +104,19 @@ def classify(
         return Remedy("date", normalize="date", seen=_first_new(was, date))
     if tool is not None:
         return Remedy("tool result", tool=tool)
-    return _identifier(body_path, old, new)
+    return _identifier(body_path, old, new, recorded_body)
 
 
-def _identifier(path: str, old: str, new: str) -> Remedy | None:
+def _identifier(path: str, old: str, new: str, recorded_body: Any = None) -> Remedy | None:
     was, ids = IDENTIFIER.findall(old), IDENTIFIER.findall(new)
     if not was or not ids or was == ids:  # an id beside an edit, the same on both sides
         return None
     seen = _first_new(was, ids)
     general = re.sub(r"\[\d+\]", "[*]", path)
+    if identity := ITEM_IDENTITY_PATH.match(general):  # an item's own identity, declared whole
+        general = identity.group(0)
+    else:
+        general = _object_of_ids(general, recorded_body)
     try:
         reason = forbidden_reason(parse_field_path(general))
     except ValueError:
@@ -125,6 +129,21 @@ def _identifier(path: str, old: str, new: str) -> Remedy | None:
         why_not="a per-run id inside the conversation: ignore_fields cannot declare it; the "
         "agent must stop sending it, or be recorded with a fixed one",
     )
+
+
+def _object_of_ids(path: str, recorded_body: Any) -> str:
+    """`path`'s parent object when it holds several ids of its own outside the conversation
+    (Codex CLI's `client_metadata`: a thread, a turn, a window and a session id), declared as
+    one entry as doctor does; `path` otherwise. One replay finds one id, so naming the object
+    spares a replay per id and gives the line doctor gives."""
+    parent, dot, _ = path.rpartition(".")
+    if not dot or forbidden_reason(parse_field_path(parent)) is not None:
+        return path
+    values = _value_at(recorded_body, parent)
+    if not isinstance(values, Mapping):
+        return path
+    ids = [v for v in values.values() if isinstance(v, str) and IDENTIFIER.fullmatch(v)]
+    return parent if len(ids) >= 2 else path
 
 
 def _first_new(before: list[str], after: list[str]) -> str:

@@ -7,11 +7,14 @@ scripted upstream all live in it, so the kernel proves no agent reaches the inte
 upstream answers the first model call with a call to a tool the agent really offers and the
 next with a final text.
 
-For each agent: record; then replay green from a COPY of the project at another path, with
-another HOME, another TZ giving another local date, and the upstream stopped; then the same
-replay without the spec's declared `normalize:`/`ignore_fields:` lines fails naming the path.
-The agents whose requests carry the cwd, the date or per-run ids (Claude Code, Codex CLI)
-declare them (issue 16 points 1-2).
+For each agent, as a new user would: a spec from the agent's own docs with no `normalize:` or
+`ignore_fields:` line; `record --verify`, which prints the lines the trace needs to replay
+tomorrow (exit 1 when there are any); exactly those lines added and the flow recorded again
+(verify then passes); then a replay, green, from a COPY of the project at another path, with
+another HOME, another TZ giving another local date, and the upstream stopped; and the same
+replay without those lines fails naming the path. The working, home and temporary
+directories need no line (they are normalised by default); the agents whose requests carry the
+date or per-run ids (Claude Code, Codex CLI) get theirs from verify.
 """
 
 from __future__ import annotations
@@ -60,10 +63,10 @@ class MatrixAgent:
     arguments: dict[str, Any]
     steps: str
     env: dict[str, str] = field(default_factory=dict)
-    normalize: tuple[str, ...] = ()
-    ignore_fields: tuple[str, ...] = ()
+    declare: tuple[str, ...] = ()
+    """The spec lines `record --verify` prints for it (docs/agents.md gives the same)."""
     volatile: str = ""
-    """A path the replay names when the declarations are left out."""
+    """A path the replay names when its `ignore_fields:` line is left out."""
     needs: Path | None = None
     """A file that must exist (an npm package's binary)."""
 
@@ -91,8 +94,7 @@ AGENTS = [
         "  - assert_tool_call: Glob where pattern contains md\n"
         "  - assert: reply contains markdown\n",
         env=CLAUDE_QUIET,
-        normalize=("cwd", "date"),
-        ignore_fields=("metadata.user_id",),
+        declare=("normalize: [date]", "ignore_fields: [metadata.user_id]"),
         volatile="metadata.user_id",
         needs=BIN / "claude",
     ),
@@ -104,14 +106,12 @@ AGENTS = [
         {},
         "  - assert_tool_call: get_goal\n  - assert: reply contains goal\n",
         env={"CODEX_API_KEY": "flowproof-placeholder-key"},
-        normalize=("cwd", "home", "date"),
         # Codex 0.169 also stamps every input item with a turn id and a creation time
         # (internal_chat_message_metadata_passthrough): per-run, but inside `input`.
-        ignore_fields=(
-            "input[*].id",
-            "input[*].internal_chat_message_metadata_passthrough",
-            "prompt_cache_key",
-            "client_metadata",
+        declare=(
+            "normalize: [date]",
+            'ignore_fields: ["input[*].id", "input[*].internal_chat_message_metadata_passthrough", '
+            "prompt_cache_key, client_metadata]",
         ),
         volatile="input[0].id",
         needs=BIN / "codex",
@@ -204,8 +204,8 @@ def tool_then_text(name: str, arguments: dict[str, Any]) -> Callable[[dict], dic
     return decide
 
 
-def write_spec(project: Path, agent: MatrixAgent, *, declared: bool, ignore: bool = True) -> Path:
-    """`declared`: with the agent's normalize: and (if `ignore`) ignore_fields: lines."""
+def write_spec(project: Path, agent: MatrixAgent, lines: tuple[str, ...] = ()) -> Path:
+    """The spec a new user writes from the agent's own docs, plus `lines` (what verify printed)."""
     env = "".join(f"\n    {name}: '{value}'" for name, value in agent.env.items()) or " {}"
     spec = (
         textwrap.dedent(f"""\
@@ -223,15 +223,25 @@ def write_spec(project: Path, agent: MatrixAgent, *, declared: bool, ignore: boo
           - prompt: Use the {agent.tool} tool once, then answer in one sentence.
         """)
         + agent.steps
+        + "".join(f"{line}\n" for line in lines)
     )
-    if declared and agent.normalize:
-        spec += f"normalize: [{', '.join(map(yaml_item, agent.normalize))}]\n"
-    if declared and ignore and agent.ignore_fields:
-        spec += f"ignore_fields: [{', '.join(map(yaml_item, agent.ignore_fields))}]\n"
     path = project / "specs" / f"{agent.id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
     return path
+
+
+def printed_lines(output: str) -> tuple[str, ...]:
+    """The `normalize:`/`ignore_fields:` lines of the "Declare them in the spec" block."""
+    _, found, block = output.partition("Declare them in the spec (docs/specs.md):\n")
+    if not found:
+        return ()
+    lines = []
+    for line in block.splitlines():
+        if not line.startswith("  "):
+            break
+        lines.append(line.strip())
+    return tuple(line for line in lines if line.startswith(("normalize:", "ignore_fields:")))
 
 
 def yaml_item(value: str) -> str:
@@ -268,7 +278,7 @@ def other_timezone() -> str:
 def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path: Path) -> None:
     if agent.needs is not None and not agent.needs.exists():
         pytest.skip(f"{agent.id} is not installed: run `make install` (npm ci in {MATRIX})")
-    upstream = NamespacedUpstream(script=[tool_then_text(agent.tool, agent.arguments)] * 12)
+    upstream = NamespacedUpstream(script=[tool_then_text(agent.tool, agent.arguments)] * 24)
     upstream.start_in(netns)
     project, home = tmp_path / "recorded" / "project", tmp_path / "home-recorded"
     home.mkdir(parents=True)
@@ -278,9 +288,16 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
         "FLOWPROOF_AGENT_UPSTREAM": upstream.base_url,
         "FLOWPROOF_AGENT_KEY": KEY,
     }
-    declared = bool(agent.normalize or agent.ignore_fields)
-    write_spec(project, agent, declared=declared)
-    recorded = in_netns(netns, "record", "specs", cwd=project, env=record_env)
+    # As a new user writes it: no normalize:/ignore_fields: line; verify says what to add.
+    write_spec(project, agent)
+    verified = in_netns(netns, "record", "--verify", "specs", cwd=project, env=record_env)
+    printed = printed_lines(verified.output)
+    assert printed == agent.declare, verified.output
+    assert verified.code == (1 if printed else 0), verified.output
+    recorded = verified
+    if printed:  # exactly the printed lines, recorded again: verify now passes
+        write_spec(project, agent, printed)
+        recorded = in_netns(netns, "record", "--verify", "specs", cwd=project, env=record_env)
     upstream.stop()
     assert recorded.code == 0, recorded.output
     trace = (project / "specs" / f"{agent.id}.trace.json").read_text()
@@ -300,14 +317,15 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
     replay = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
     assert replay.code == 0, replay.output
 
-    if declared:
-        write_spec(elsewhere, agent, declared=False)
+    if printed:
+        write_spec(elsewhere, agent)
         undeclared = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
         assert undeclared.code == 1, undeclared.output
         assert "matches no recorded turn" in undeclared.output, undeclared.output
-    if declared and agent.ignore_fields:
+    if agent.volatile:
         # normalize: kept, ignore_fields: dropped: the divergence names the per-run field.
-        write_spec(elsewhere, agent, declared=True, ignore=False)
+        kept = tuple(line for line in printed if not line.startswith("ignore_fields:"))
+        write_spec(elsewhere, agent, kept)
         unignored = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
         assert unignored.code == 1, unignored.output
         assert f"{agent.volatile}:" in unignored.output, unignored.output

@@ -17,7 +17,7 @@ def test_tomorrows_zone_has_another_date_than_utc_and_the_machine(hour: int) -> 
     when = tomorrow(now)
     utc_date = now.date().isoformat()
     assert when.local_date != utc_date
-    offset = 14 if when.zone == "FPT-14" else -12
+    offset = 14 if when.zone == "Etc/GMT-14" else -12
     assert (now + timedelta(hours=offset)).date().isoformat() == when.local_date
 
 
@@ -25,20 +25,20 @@ def test_tomorrows_zone_avoids_the_machines_date_first() -> None:
     # 12:30 UTC on the 2nd is the 3rd at UTC+14 (the machine, and the zone 14 hours ahead) and
     # the 2nd at UTC-12: only the zone behind has a date the agent did not record on.
     now = datetime(2026, 12, 2, 12, 30, tzinfo=UTC).astimezone(timezone(timedelta(hours=14)))
-    assert tomorrow(now) == Tomorrow("FPT+12", "2026-12-02")
+    assert tomorrow(now) == Tomorrow("Etc/GMT+12", "2026-12-02")
 
 
 def test_tomorrows_zone_avoids_both_dates_when_it_can() -> None:
     # 11:30 UTC is 23:30 at the machine's UTC+12: the 2nd there and in UTC; 14 hours ahead is
     # the 3rd.
     now = datetime(2026, 12, 2, 11, 30, tzinfo=UTC).astimezone(timezone(timedelta(hours=12)))
-    assert tomorrow(now) == Tomorrow("FPT-14", "2026-12-03")
+    assert tomorrow(now) == Tomorrow("Etc/GMT-14", "2026-12-03")
 
 
 def test_a_failed_verification_prints_the_whole_lines_the_spec_needs() -> None:
     found = Verification(
         Path("specs/notes.yaml"),
-        Tomorrow("FPT-14", "2026-12-03"),
+        Tomorrow("Etc/GMT-14", "2026-12-03"),
         findings=[
             Finding(
                 "the date changed",
@@ -66,17 +66,17 @@ def test_a_failed_verification_prints_the_whole_lines_the_spec_needs() -> None:
 
 
 def test_a_passing_verification_says_so_in_one_line() -> None:
-    found = Verification(Path("specs/notes.yaml"), Tomorrow("FPT+12", "2026-12-01"))
+    found = Verification(Path("specs/notes.yaml"), Tomorrow("Etc/GMT+12", "2026-12-01"))
     assert found.passed
     (line,) = found.render()
-    assert line.endswith("TZ=FPT+12 (local date 2026-12-01) and no upstream: it replays")
+    assert line.endswith("TZ=Etc/GMT+12 (local date 2026-12-01) and no upstream: it replays")
 
 
 def test_a_moved_directory_the_spec_opted_out_of_takes_the_opt_out_back() -> None:
     """`no-cwd` beside `cwd` would be a spec error: the printed line drops the opt-out."""
     found = Verification(
         Path("specs/notes.yaml"),
-        Tomorrow("FPT-14", "2026-12-03"),
+        Tomorrow("Etc/GMT-14", "2026-12-03"),
         findings=[
             Finding(
                 "the working directory moved",

@@ -120,3 +120,38 @@ def test_a_date_in_a_tool_output_is_a_date() -> None:
         "messages[2].content", "Today: 2026-12-02", "Today: 2026-12-01", recorded_body=CHAT
     )
     assert found is not None and found.normalize == "date"
+
+
+def test_an_id_below_an_items_own_identity_field_declares_that_field_whole() -> None:
+    """Codex CLI's per-item bookkeeping: its turn id lies below a field ignore_fields admits."""
+    path = "input[1].internal_chat_message_metadata_passthrough.turn_id"
+    remedy = classify(
+        path, "01a2354f-3a40-73c1-a0d6-b6d3e81f4cb6", "0b9e1f2a-7c4d-71e2-b3a4-c5d6e7f8a9b0"
+    )
+    assert remedy is not None and remedy.why_not is None
+    assert remedy.ignore_field == "input[*].internal_chat_message_metadata_passthrough"
+
+
+def test_an_id_in_an_object_of_ids_declares_the_object() -> None:
+    """Codex CLI's client_metadata holds a thread, a turn and a session id: one entry for all,
+    as doctor gives it, rather than a replay and a line per id."""
+    recorded_body = {
+        "input": [],
+        "client_metadata": {
+            "thread_id": "01a23550-dc5c-74f3-8928-b47671922a77",
+            "turn_id": "01a23550-e0a8-7f31-bd5b-f1a1e5e1fde9",
+            "originator": "codex_exec",
+        },
+        "user": {"id": "0dcc2b9d-1621-589b-b594-4e21d5f04d8a", "name": "casey"},
+    }
+    new = "01a23551-0000-7000-8000-000000000001"
+    turn = classify(
+        "client_metadata.turn_id",
+        recorded_body["client_metadata"]["turn_id"],
+        new,
+        None,
+        recorded_body,
+    )
+    assert turn is not None and turn.ignore_field == "client_metadata"
+    user = classify("user.id", recorded_body["user"]["id"], new, None, recorded_body)
+    assert user is not None and user.ignore_field == "user.id"  # one id: the field alone
