@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY_PATH
-from flowproof.matching.remedy import TOOL_RESULT
+from flowproof.matching.remedy import TOOL_RESULT, undeclarable_id
 from flowproof.words import plural
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -213,10 +213,7 @@ def _per_run_ids(leaves: Sequence[tuple[int, str, Any]], now: datetime) -> list[
                 Finding(
                     label,
                     tuple(sightings),
-                    why_not=f"inside the conversation ({top}), where matching stays strict: no "
-                    "ignore_fields entry declares it. If the agent is your own code, stop sending "
-                    "it; if it is a tool's output, give that tool a `result:` in the spec's "
-                    "`tools:`; otherwise the trace matches only the run it was recorded in",
+                    why_not=undeclarable_id(top),
                 )
             )
     return findings

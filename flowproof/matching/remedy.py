@@ -123,11 +123,18 @@ def _identifier(path: str, old: str, new: str, recorded_body: Any = None) -> Rem
         reason = "the path cannot be declared"
     if reason is None:
         return Remedy("id", ignore_field=general, seen=seen)
-    return Remedy(
-        "id",
-        seen=seen,
-        why_not="a per-run id inside the conversation: ignore_fields cannot declare it; the "
-        "agent must stop sending it, or be recorded with a fixed one",
+    return Remedy("id", seen=seen, why_not=undeclarable_id(general.split(".")[0].split("[")[0]))
+
+
+def undeclarable_id(top: str) -> str:
+    """What can fix a per-run value inside the conversation (`top`: `messages`, `input`, ...),
+    which no `ignore_fields:` entry may declare: the user's own agent stops sending it, a tool
+    that produces it gets a `result:`."""
+    return (
+        f"inside the conversation ({top}), where matching stays strict: no ignore_fields entry "
+        "declares it. If the agent is your own code, stop sending it; if it is a tool's output, "
+        "give that tool a `result:` in the spec's `tools:`; otherwise the trace matches only the "
+        "run it was recorded in"
     )
 
 

@@ -44,7 +44,10 @@ def test_an_id_inside_the_conversation_cannot_be_ignored() -> None:
         "session 9d0e8a51-1b2c-4d3e-8f4a-5b6c7d8e9f00",
     )
     assert found is not None and found.line is None
-    assert found.why_not is not None and "inside the conversation" in found.why_not
+    assert found.why_not is not None and "inside the conversation (messages)" in found.why_not
+    # What a user can act on with a third-party agent is named, not only "stop sending it".
+    assert "If the agent is your own code, stop sending it" in found.why_not
+    assert "give that tool a `result:`" in found.why_not
 
 
 def test_a_changed_prompt_has_no_remedy() -> None:
