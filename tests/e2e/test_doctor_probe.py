@@ -7,20 +7,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import agent_command, flowproof
+from tests.conftest import CliResult, agent_command, flowproof
 
 
-def test_doctor_reports_what_appears_only_from_the_second_request(tmp_path: Path) -> None:
+def doctor_late_tools_agent(tmp_path: Path) -> CliResult:
+    """Doctor on an agent that adds a tool and a per-run id from its second request on, in a
+    project and a HOME of its own."""
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
     home.mkdir()
-    result = flowproof(
+    return flowproof(
         "doctor",
         "--agent",
         agent_command("late_tools_agent.py"),
         cwd=project,
         env={"HOME": str(home)},
     )
+
+
+def test_doctor_reports_what_appears_only_from_the_second_request(tmp_path: Path) -> None:
+    result = doctor_late_tools_agent(tmp_path)
     output = result.stderr
     assert result.code == 0, result.output
     assert "2 model requests arrived at flowproof's proxy" in output
@@ -41,16 +47,7 @@ def test_a_slug_of_the_working_directory_needs_no_declaration_and_names_no_agent
 ) -> None:
     """The agent's second request names per-project state by the slug of its working
     directory, which normalisation covers by default: nothing to declare, no CLI's variable."""
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    result = flowproof(
-        "doctor",
-        "--agent",
-        agent_command("late_tools_agent.py"),
-        cwd=project,
-        env={"HOME": str(home)},
-    )
+    result = doctor_late_tools_agent(tmp_path)
     assert result.code == 0, result.output
     assert "2 model requests arrived" in result.stderr
     assert "slug" not in result.stderr and "the working directory" not in result.stderr
