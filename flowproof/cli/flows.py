@@ -152,6 +152,16 @@ def _runs_root(given: str | None) -> Path:
                 f"{target}, which does not exist; create {target}, or give --runs-dir a "
                 "directory"
             )
+    # Made now, not with the first record at the end: an agent that shows the model its
+    # project (Gemini CLI lists the working tree, ignored folders included) then sees the same
+    # folders at record and at every replay, a fresh CI checkout's included.
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"{root}: the runs directory cannot be created ({exc.strerror}); "
+            "give --runs-dir a directory"
+        ) from None
     return root
 
 

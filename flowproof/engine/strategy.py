@@ -152,6 +152,7 @@ class Record:
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         forward = ForwardBackend(self.upstream, mocks, traffic, rules)
+        placeholder = _hold_place(self.trace_path)
         try:
             if self.keep_matching and self.previous is not None:
                 kept = TurnMatcher(self.previous.turns, rules.ignored)
@@ -160,6 +161,8 @@ class Record:
                 yield forward
         finally:
             await forward.close()
+            if placeholder:
+                placeholder.unlink(missing_ok=True)
 
     @property
     def expected_turns(self) -> int | None:
@@ -197,6 +200,19 @@ class Record:
         except ConfigError as exc:  # the path cannot be written: say what that cost
             raise ConfigError(f"{exc}; the flow passed, but its trace was not written") from None
         return self.trace_path
+
+
+def _hold_place(trace_path: Path) -> Path | None:
+    """An empty file where a first record's trace will be, while the agent runs (None when a
+    trace is there already, or the folder cannot take one). Agents that show the model their
+    project (Gemini CLI lists the working tree in its first prompt) then see at record the
+    files they will see at every replay, the trace among them; `finish` writes the real
+    trace after the placeholder is gone."""
+    try:
+        trace_path.touch(exist_ok=False)
+    except OSError:
+        return None
+    return trace_path
 
 
 def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) -> Strategy:

@@ -1,9 +1,11 @@
 """`flowproof record --verify`: replay a trace just recorded the way tomorrow's CI will.
 
 The project is the directory flowproof was started in (the spec's own directory when the spec
-lies outside it), copied without `.flowproof/`, `.git/`, `node_modules/`, virtual environments
-and caches. The copy is replayed by this engine, started afresh (`flowproof run` in the copy),
-with a new HOME and TMPDIR, a TZ whose local date is neither today's UTC date nor this
+lies outside it), copied without `.flowproof/`, `node_modules/`, virtual environments and
+caches. Its `.git/` is copied: a CI checkout has one, and agents read it (Gemini CLI leaves
+what git ignores out of the file listing in its first prompt). The copy is replayed by this
+engine, started afresh (`flowproof run` in the copy, its run records where a checkout keeps
+them), with a new HOME and TMPDIR, a TZ whose local date is neither today's UTC date nor this
 machine's, and no upstream or key. A replay stops at its first divergence, so the divergence is
 classified (matching/remedy.py, told which directories moved), its declaration is made in the
 copy (for a `normalize:` fact the copied trace is rewritten as a record with the entry would
@@ -34,14 +36,15 @@ from flowproof.host_environ import host_environ
 from flowproof.matching.normalize import OPT_OUT, Environment, Normalizer
 from flowproof.matching.remedy import Remedy, classify
 from flowproof.readjson import read_json
+from flowproof.runrecord.store import DEFAULT_RUNS_DIR
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import find_suite
 from flowproof.trace.store import trace_path_for
 
 MAX_ROUNDS = 8
 """Replays per verified flow at most: one when the trace replays, one more per fix found."""
-LEFT_OUT = frozenset((".flowproof", ".git", "node_modules", ".venv", "venv", "__pycache__"))
-"""Directories not copied: flowproof's runs, version control, installed dependencies."""
+LEFT_OUT = frozenset((".flowproof", "node_modules", ".venv", "venv", "__pycache__"))
+"""Directories not copied: flowproof's runs, installed dependencies, caches."""
 UPSTREAM_VARIABLES = ("FLOWPROOF_AGENT_UPSTREAM", "FLOWPROOF_AGENT_KEY", "GITHUB_ACTIONS")
 """Taken out of the replay's environment: no upstream, no key, no runner annotations."""
 LABELS = {
@@ -183,7 +186,8 @@ def _moved(
 
 def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
     """The copy replayed once: None when it passed, else its flow's divergence (or reasons)."""
-    runs = root / "runs"
+    # Where a CI checkout keeps them, since an agent that lists the project sees the folder.
+    runs = copy / DEFAULT_RUNS_DIR
     shutil.rmtree(runs, ignore_errors=True)
     argv = [*engine_argv(), "run", str(spec.relative_to(copy)), "--runs-dir", str(runs)]
     done = subprocess.run(

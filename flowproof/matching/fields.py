@@ -45,13 +45,17 @@ ITEM_IDENTITY = ("messages", "input")
 """The lists whose items may carry per-run identity fields (`messages[*].id`, `input[*].id`)."""
 ITEM_IDENTITY_FIELDS = ("id", "internal_chat_message_metadata_passthrough")
 """An item's own identity: its id, and Codex CLI's per-item turn id and creation time."""
+CALL_IDENTITY = r"contents\[\*\]\.parts\[\*\]\.(?:functionCall|functionResponse)\.id"
+"""A Gemini function call's id and its response's: the model may send none, and a client
+then mints one per run (Gemini CLI: `<tool>_<epoch ms>_<n>`) to pair the call with its answer."""
 
 ITEM_IDENTITY_PATH = re.compile(
-    rf"(?:{'|'.join(ITEM_IDENTITY)})\[\*\]\.(?:{'|'.join(ITEM_IDENTITY_FIELDS)})(?=$|[.\[])"
+    rf"(?:(?:{'|'.join(ITEM_IDENTITY)})\[\*\]\.(?:{'|'.join(ITEM_IDENTITY_FIELDS)})"
+    rf"|{CALL_IDENTITY})(?=$|[.\[])"
 )
 """An item's own identity field (`input[*].id`, Codex's per-item
-`input[*].internal_chat_message_metadata_passthrough`), the one place inside the conversation
-`ignore_fields:` admits; whatever lies below it is declared with it."""
+`input[*].internal_chat_message_metadata_passthrough`, a Gemini call's id), the one place inside
+the conversation `ignore_fields:` admits; whatever lies below it is declared with it."""
 
 _KEY = re.compile(r"[^.\[\]]+")
 _INDEX = re.compile(r"\[(\*|\d+)\]")
@@ -106,20 +110,27 @@ def forbidden_reason(path: FieldPath) -> str | None:
     top = path.segments[0]
     if top not in CONVERSATION_KEYS:
         return None
-    if (
-        len(path.segments) == 3
-        and top in ITEM_IDENTITY
-        and path.segments[2] in ITEM_IDENTITY_FIELDS
-    ):
-        if isinstance(path.segments[1], int) or path.segments[1] == ANY_INDEX:
-            return None  # a conversation item's own identity: minted per run, no content
+    if ITEM_IDENTITY_PATH.fullmatch(_any_position(path)):
+        return None  # a conversation item's own identity: minted per run, no content
     where = f"`{top}` is" if len(path.segments) == 1 else f"'{path.text}' is inside `{top}`,"
     return (
         f"{where} part of what the model is asked (the conversation, its tools, the model); "
         "matching stays strict there, since a changed prompt is what a replay must catch. "
         "Only an item's own identity may be ignored: `messages[*].id`, `input[*].id`, "
-        "`input[*].internal_chat_message_metadata_passthrough`"
+        "`input[*].internal_chat_message_metadata_passthrough`, "
+        "`contents[*].parts[*].functionCall.id`, `contents[*].parts[*].functionResponse.id`"
     )
+
+
+def _any_position(path: FieldPath) -> str:
+    """`path` with every list position spelled `[*]`: `input[0].id` → `input[*].id`."""
+    text = ""
+    for segment in path.segments:
+        if isinstance(segment, int) or segment == ANY_INDEX:
+            text += "[*]"
+        else:
+            text += f".{segment}" if text else segment
+    return text
 
 
 def checked_field_path(text: str) -> str:

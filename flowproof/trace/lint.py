@@ -49,8 +49,15 @@ KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 HEADER_KEYS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "cookie")
 HOME_PATH = re.compile(
-    r"(?:/home/[^/\s\"']+/|/Users/[^/\s\"']+/|[A-Za-z]:\\\\?Users\\\\?[^\\\s\"']+)"
+    r"(?:/home/([^/\s\"']+)/|/Users/([^/\s\"']+)/|[A-Za-z]:\\\\?Users\\\\?([^\\\s\"']+))"
 )
+EXAMPLE_USERS = frozenset(
+    ("user", "username", "name", "you", "yourname", "your-name", "your_name", "me", "example")
+)
+"""The user names documentation writes in example paths (`/home/user/project/file.txt` in a
+coding agent's tool description, `/Users/name/My Documents` in its shell tool's): they name
+nobody and are the same at every replay, so they are not findings, unless they are the
+recorder's own home."""
 PLACEHOLDERS = ("flowproof-placeholder-key",)
 """Values flowproof itself gives agents; never a finding."""
 REMOVE_OR_ALLOW = (
@@ -168,12 +175,22 @@ def _scan(trace: str, where: str, body: Any, rules: Rules) -> Iterator[Finding]:
         for rule, pattern in (*KEY_SHAPES, *rules.patterns):
             if pattern.search(node):
                 yield Finding(trace, at, rule)
-        if found := HOME_PATH.search(node):
-            remedy = rules.home.remedy(found.group(0)) if rules.home else REMOVE_OR_ALLOW
+        if found := _home_path(node, rules.home):
+            remedy = rules.home.remedy(found) if rules.home else REMOVE_OR_ALLOW
             yield Finding(trace, at, "an absolute home-directory path", remedy)
         for name, value in rules.secrets.items():
             if appears(value, node):
                 yield Finding(trace, at, f"the value of {name}")
+
+
+def _home_path(text: str, home: HomeFacts | None) -> str | None:
+    """The first home-directory path in `text` that names someone (`/home/ana/`), or None."""
+    for found in HOME_PATH.finditer(text):
+        user = next(group for group in found.groups() if group is not None)
+        own = home is not None and found.group(0).rstrip("/\\") in home.spellings
+        if own or user.lower() not in EXAMPLE_USERS:
+            return found.group(0)
+    return None
 
 
 def _join(where: str, inner: str) -> str:

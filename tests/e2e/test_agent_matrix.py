@@ -44,7 +44,12 @@ MATRIX = ROOT / "tests" / "agents" / "matrix"
 BIN = MATRIX / "node_modules" / ".bin"
 KEY = "sk-matrix-upstream-key"
 CLONE_NEWNET = 0x40000000
-TOOL_RESULT_MARKERS = ('"role": "tool"', '"function_call_output"', '"tool_result"')
+TOOL_RESULT_MARKERS = (
+    '"role": "tool"',
+    '"function_call_output"',
+    '"tool_result"',
+    '"functionResponse"',
+)
 
 if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("nsenter")):
     pytest.skip(
@@ -69,6 +74,10 @@ class MatrixAgent:
     """A path the replay names when its `ignore_fields:` line is left out."""
     needs: Path | None = None
     """A file that must exist (an npm package's binary)."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Project files its own docs have a user commit beside the spec (its settings)."""
+    git: bool = False
+    """The project is a git repository (`.flowproof/` in its .gitignore, as docs/ci.md says)."""
 
 
 CLAUDE_QUIET = {
@@ -82,6 +91,12 @@ CLAUDE_QUIET = {
 }
 CODEX_QUIET = (
     "-c analytics.enabled=false -c features.plugins=false -c check_for_update_on_startup=false"
+)
+GEMINI_SETTINGS = json.dumps(
+    {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+    }
 )
 PY = "python"  # the test's interpreter is put first on PATH (it has the SDKs)
 
@@ -117,6 +132,43 @@ AGENTS = [
         needs=BIN / "codex",
     ),
     MatrixAgent(
+        "gemini-cli",
+        f'{BIN / "gemini"} -p "$FLOWPROOF_PROMPT" -m gemini-2.5-flash',
+        "glob",
+        {"pattern": "**/*.md"},
+        "  - assert_tool_call: glob where pattern contains md\n"
+        "  - assert: reply contains markdown\n",
+        env={"GEMINI_API_KEY": "flowproof-placeholder-key", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
+        files={".gemini/settings.json": GEMINI_SETTINGS},
+        # It lists the project's files in its first prompt, leaving out what git ignores:
+        # flowproof's own run records (.flowproof/) among them.
+        git=True,
+        # Gemini CLI mints an id for each call the model made without one, per run.
+        declare=(
+            "normalize: [date]",
+            'ignore_fields: ["contents[*].parts[*].functionCall.id", '
+            '"contents[*].parts[*].functionResponse.id"]',
+        ),
+        volatile="contents[1].parts[0].functionCall.id",
+        needs=BIN / "gemini",
+    ),
+    MatrixAgent(
+        "opencode",
+        f'{BIN / "opencode"} run -m openai/gpt-4.1 "$FLOWPROOF_PROMPT"',
+        "glob",
+        {"pattern": "**/*.md"},
+        "  - assert_tool_call: glob where pattern contains md\n"
+        "  - assert: reply contains markdown\n",
+        env={
+            "OPENCODE_CONFIG_CONTENT": '{"provider": {"openai": {"options": {"baseURL": "${flowproof.proxy_url}"}}}}',
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        },
+        declare=("normalize: [date]", "ignore_fields: [prompt_cache_key]"),
+        volatile="prompt_cache_key",
+        needs=BIN / "opencode",
+    ),
+    MatrixAgent(
         "openai-agents",
         f"{PY} {MATRIX / 'openai_agents_agent.py'}",
         "get_weather",
@@ -150,9 +202,19 @@ AGENTS = [
         "  - assert: reply contains sunny\n",
         needs=MATRIX / "node_modules" / "ai" / "package.json",
     ),
+    MatrixAgent(
+        "openai-agents-js",
+        f"node {MATRIX / 'openai_agents_js_agent.mjs'}",
+        "get_weather",
+        {"city": "Nairobi"},
+        "  - assert_tool_call: get_weather where city equals Nairobi\n"
+        "  - assert: reply contains sunny\n",
+        needs=MATRIX / "node_modules" / "@openai" / "agents" / "package.json",
+    ),
 ]
 FINAL = {
     "Glob": "Found no markdown files in this directory.",
+    "glob": "Found no markdown files in this directory.",
     "get_goal": "There is no goal set for this thread.",
     "get_weather": "It is sunny in Nairobi, 24 degrees.",
 }
@@ -225,6 +287,13 @@ def write_spec(project: Path, agent: MatrixAgent, lines: tuple[str, ...] = ()) -
         + agent.steps
         + "".join(f"{line}\n" for line in lines)
     )
+    files = {**agent.files, ".gitignore": ".flowproof/\n"} if agent.git else agent.files
+    if agent.git and not (project / ".git").exists():
+        project.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    for name, content in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(content)
     path = project / "specs" / f"{agent.id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
@@ -310,7 +379,8 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
         seconds = flow_duration(project)
         assert seconds < 7, f"the record took {seconds:.1f} s: Codex retried its WebSocket"
 
-    elsewhere, other_home = tmp_path / "moved" / "checkout", tmp_path / "home-replay"
+    # Another path, as a clone on a CI runner: the folder keeps its name (the repository's).
+    elsewhere, other_home = tmp_path / "moved" / "project", tmp_path / "home-replay"
     shutil.copytree(project, elsewhere)
     other_home.mkdir()
     replay_env = {"HOME": str(other_home), "TZ": other_timezone()}

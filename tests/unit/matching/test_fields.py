@@ -80,6 +80,8 @@ def test_an_index_strips_only_that_item() -> None:
         "messages[0].id",
         "input[*].internal_chat_message_metadata_passthrough",
         "user",
+        "contents[*].parts[*].functionCall.id",
+        "contents[1].parts[0].functionResponse.id",
     ],
 )
 def test_volatile_fields_may_be_ignored(text: str) -> None:
@@ -104,6 +106,11 @@ def test_volatile_fields_may_be_ignored(text: str) -> None:
         "input.internal_chat_message_metadata_passthrough",
         "input[*].internal_chat_message_metadata_passthrough.turn_id",
         "input[*].content[*].id",
+        "contents[*].parts[*].functionCall",
+        "contents[*].parts[*].functionCall.name",
+        "contents[*].parts[*].functionCall.id.x",
+        "contents[*].functionCall.id",
+        "contents[*].parts[*].text",
     ],
 )
 def test_conversation_content_may_not_be_ignored(text: str) -> None:
@@ -121,7 +128,8 @@ def test_the_forbidden_message_in_full() -> None:
         "'messages[*].content' is inside `messages`, part of what the model is asked (the "
         "conversation, its tools, the model); matching stays strict there, since a changed "
         "prompt is what a replay must catch. Only an item's own identity may be ignored: "
-        "`messages[*].id`, `input[*].id`, `input[*].internal_chat_message_metadata_passthrough`"
+        "`messages[*].id`, `input[*].id`, `input[*].internal_chat_message_metadata_passthrough`, "
+        "`contents[*].parts[*].functionCall.id`, `contents[*].parts[*].functionResponse.id`"
     )
 
 

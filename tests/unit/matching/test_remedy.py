@@ -158,3 +158,11 @@ def test_an_id_in_an_object_of_ids_declares_the_object() -> None:
     assert turn is not None and turn.ignore_field == "client_metadata"
     user = classify("user.id", recorded_body["user"]["id"], new, None, recorded_body)
     assert user is not None and user.ignore_field == "user.id"  # one id: the field alone
+
+
+def test_a_call_id_a_gemini_client_minted_is_declared_for_every_call() -> None:
+    found = classify(
+        "contents[1].parts[0].functionCall.id", "glob_1796204356988_0", "glob_1796204415688_0"
+    )
+    assert found is not None
+    assert found.line == 'ignore_fields: ["contents[*].parts[*].functionCall.id"]'

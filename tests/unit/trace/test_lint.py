@@ -139,3 +139,28 @@ def test_another_users_home_is_left_to_the_agents_author() -> None:
     remedy = home_remedy(HomeFacts(("/home/robin",), normalized=True))
     assert remedy == REMOVE_OR_ALLOW
     assert remedy.startswith("remove it from what the agent sends or receives")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The absolute path to the file to read (e.g., '/home/user/project/file.txt').",
+        'mkdir "/Users/name/My Documents"',
+        r"C:\\Users\\username\\project",
+    ],
+)
+def test_a_documentation_example_path_names_nobody(text: str) -> None:
+    assert lint_lanes("t", [model_lane(text)], Rules()) == []
+
+
+def test_an_example_name_that_is_the_recorders_own_home_is_still_found() -> None:
+    home = HomeFacts(("/home/user",), normalized=False, opt_out="specs/x.yaml:6: no-home")
+    lane = model_lane("see /home/user/project/notes.txt")
+    (finding,) = lint_lanes("t", [lane], Rules(home=home))
+    assert finding.rule == "an absolute home-directory path"
+
+
+def test_a_real_home_after_an_example_one_is_found() -> None:
+    lane = model_lane("e.g. /home/user/x.txt, here /home/casey/notes.txt")
+    (finding,) = lint_lanes("t", [lane], Rules())
+    assert finding.rule == "an absolute home-directory path"
