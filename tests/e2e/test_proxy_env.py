@@ -13,12 +13,14 @@ the proxy sees nothing:
 
 Without flowproof adding loopback to NO_PROXY and no_proxy, each of them sends its model calls
 to the proxy and the record fails. A user's own NO_PROXY entries are kept (seen by the suite's
-before_each, which is started with the agent's environment), and doctor names the proxy
-variables it saw by host, never with the credentials in the proxy URL.
+before_each, which is started with the agent's environment, and by a real MCP server a record
+starts), and doctor names the proxy variables it saw by host, never with the credentials in the
+proxy URL.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import socketserver
 import threading
@@ -27,8 +29,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import mcp_servers as fx
 from tests.conftest import ROOT, CliResult, agent_command, flowproof
 from tests.e2e import booking
+from tests.e2e import test_mcp as mcp
 from tests.e2e.booking import BOOKING_SCRIPT, record
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -141,6 +145,29 @@ def test_a_users_own_no_proxy_is_kept_for_the_agent_and_before_each(
     env = {**proxy_environment(dead_proxy.url), "NO_PROXY": "corp.example.test"}
     recorded, replayed = record_and_replay(tmp_path, upstream, "openai-python", env)
     assert recorded.code == 0 and replayed.code == 0, recorded.output + replayed.output
+    assert dead_proxy.seen == []
+    kept = f"corp.example.test,{LOOPBACK}"
+    assert seen.read_text().splitlines() == [kept, kept]
+
+
+def test_a_real_mcp_server_started_at_record_has_loopback_in_no_proxy(
+    tmp_path: Path, dead_proxy: DeadProxy
+) -> None:
+    """The real stdio server is started through `sh`, which writes down what it was given."""
+    seen = tmp_path / "server_no_proxy.txt"
+    server = shlex.join(fx.tools_server_argv())
+    wrapped = f'printf "%s\\n" "$NO_PROXY" "$no_proxy" > {seen}; exec {server}'
+    mcp.write_spec(
+        tmp_path, mcp.python_agent("classic"), mcp.stdio(["sh", "-c", wrapped]), mcp.TASK[:2]
+    )
+    env = {
+        **proxy_environment(dead_proxy.url),
+        "no_proxy": "corp.example.test",
+        "FLOWPROOF_AGENT_UPSTREAM": "http://127.0.0.1:9",  # no model: never contacted
+        "FLOWPROOF_AGENT_KEY": "sk-test-mcp-0123456789",
+    }
+    recorded = flowproof("record", "specs", cwd=tmp_path, env=env)
+    assert recorded.code == 0, recorded.output
     assert dead_proxy.seen == []
     kept = f"corp.example.test,{LOOPBACK}"
     assert seen.read_text().splitlines() == [kept, kept]
