@@ -1,5 +1,7 @@
 """The environment a command agent starts with: inherited, minus flowproof's secrets, plus the
-proxy wiring, then `agent.env` LAST so a flow can override anything injected here."""
+proxy wiring, then `agent.env` LAST so a flow can override anything injected here. The one
+exception is NO_PROXY/no_proxy, extended with loopback after `agent.env` too (proxy_environ.py):
+a list a flow sets is kept and added to, since no proxy can reach flowproof's loopback."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Protocol
 
 from flowproof.capability import Capability
 from flowproof.host_environ import host_environ
+from flowproof.proxy_environ import loopback_direct
 from flowproof.spec.refs import resolve
 
 PLACEHOLDER_KEY = "flowproof-placeholder-key"
@@ -55,9 +58,12 @@ def inherited_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """What a process flowproof starts inherits: the user's environment without flowproof's
     record credentials (and, frozen, without the bootloader's LD_LIBRARY_PATH). A real MCP
     server started at record gets exactly this: a tool such as server-everything's `get-env`
-    returns its environment, which would otherwise carry the key into the trace."""
+    returns its environment, which would otherwise carry the key into the trace. Loopback is
+    added to NO_PROXY and no_proxy (proxy_environ.py), for a server that calls back to
+    flowproof's stand-ins or to another local service."""
     inherited = host_environ(environ)
-    return {name: value for name, value in inherited.items() if name not in WITHHELD}
+    kept = {name: value for name, value in inherited.items() if name not in WITHHELD}
+    return loopback_direct(kept)
 
 
 def agent_environment(
@@ -78,7 +84,7 @@ def agent_environment(
     env.update({name: value for name, value in QUIET.items() if name not in environ})
     env.update(injected or {})
     env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
-    return env
+    return loopback_direct(env)  # again: an `agent.env` NO_PROXY is added to, not obeyed alone
 
 
 class ToolWiring(Protocol):

@@ -54,6 +54,12 @@ from flowproof.mcp.server import ToolServer
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import WEBSOCKET, Backend
 from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
+from flowproof.proxy_environ import (
+    LOOPBACK,
+    NO_PROXY_VARIABLES,
+    ProxySetting,
+    proxy_settings,
+)
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
@@ -129,6 +135,44 @@ class Probe:
 
 
 @dataclass(frozen=True, slots=True)
+class ProxyReport:
+    """The proxy variables set in the agent's environment, by name and host only: a proxy URL
+    may carry a user and password."""
+
+    settings: tuple[ProxySetting, ...] = ()
+    own_entries: tuple[str, ...] = ()
+    """The NO_PROXY/no_proxy entries the agent had besides loopback (the user's or --env's)."""
+
+    @classmethod
+    def of(cls, agent_env: Mapping[str, str]) -> ProxyReport:
+        listed = ",".join(agent_env.get(name, "") for name in NO_PROXY_VARIABLES)
+        entries = (entry.strip() for entry in listed.split(","))
+        own = [entry for entry in entries if entry and entry.lower() not in LOOPBACK]
+        return cls(proxy_settings(agent_env), tuple(dict.fromkeys(own)))
+
+    def render(self) -> list[str]:
+        if not self.settings:
+            return []
+        by_host: dict[str, list[str]] = {}
+        for setting in self.settings:
+            by_host.setdefault(setting.host or "a host that could not be read", []).append(
+                setting.name
+            )
+        named = "; ".join(f"{', '.join(names)} ({host})" for host, names in by_host.items())
+        kept = (
+            f", after its own entries ({', '.join(self.own_entries)})" if self.own_entries else ""
+        )
+        return [
+            f"Proxy variables set for the agent: {named}.",
+            f"flowproof added {', '.join(LOOPBACK[:-1])} and {LOOPBACK[-1]} to the agent's "
+            f"{' and '.join(NO_PROXY_VARIABLES)}{kept}, so its calls to flowproof's proxy and "
+            "MCP stand-ins on loopback go direct; its other traffic goes through the proxy as "
+            "before. A client that takes its proxy from elsewhere (its own config file or "
+            "variables) needs loopback excluded there too.",
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class DoctorReport:
     requests: tuple[tuple[str, str, str], ...]
     """(method, path, what served it: a dialect, or why none did) of every request that
@@ -143,6 +187,8 @@ class DoctorReport:
     """(method, path) of each request refused for not carrying the flow's capability."""
     probe: Probe = field(default_factory=Probe)
     """Whether a request was answered with the probe call, and what became of it."""
+    proxies: ProxyReport = field(default_factory=ProxyReport)
+    """The proxy variables the agent was started with, and what flowproof did about them."""
 
     @property
     def mcp_missed(self) -> list[str]:
@@ -172,6 +218,7 @@ class DoctorReport:
         lines += _outsider_lines(self.outsiders)
         lines += self.probe.render()
         lines.append(self._agent_line())
+        lines += self.proxies.render()
         lines += self._replayability()
         lines += self._next_step()
         return "\n".join(lines)
@@ -297,6 +344,7 @@ async def run_doctor(
         findings,
         tuple(run.traffic.outsiders),
         Probe(run.probed_at, probe_stopped),
+        ProxyReport.of(agent_env),
     )
 
 

@@ -7,6 +7,9 @@
 //   AGENT_STREAM=raw  stream with create({stream: true}) and assemble the tool-call deltas here
 //   AGENT_BUG=rewrite-flight-id  echo create_booking back into the history with flight.id KQ999
 //   AGENT_BUG=extra-call         ask the model once more after the final answer
+//   AGENT_ENV_PROXY=1  honour HTTP_PROXY/HTTPS_PROXY/NO_PROXY the way Node agents behind a
+//                      corporate proxy do: undici's EnvHttpProxyAgent as the client's fetch
+//                      dispatcher (Node's own fetch ignores the variables before Node 24)
 import OpenAI from 'openai';
 
 const TOOLS = [
@@ -100,8 +103,16 @@ async function assemble(chunks) {
   return message;
 }
 
+/** The SDK's client; with AGENT_ENV_PROXY, fetching through the environment's proxy. */
+async function makeClient() {
+  if (!process.env.AGENT_ENV_PROXY) return new OpenAI();
+  const { EnvHttpProxyAgent, fetch } = await import('undici');
+  const dispatcher = new EnvHttpProxyAgent();
+  return new OpenAI({ fetch: (url, init) => fetch(url, { ...init, dispatcher }) });
+}
+
 async function main() {
-  const client = new OpenAI();
+  const client = await makeClient();
   const model = process.env.AGENT_MODEL ?? 'gpt-4o-mini';
   const messages = [
     { role: 'system', content: SYSTEM },

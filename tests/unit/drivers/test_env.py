@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from flowproof.capability import Capability
-from flowproof.drivers.env import PLACEHOLDER_KEY, agent_environment, proxy_handles
+from flowproof.drivers.env import (
+    PLACEHOLDER_KEY,
+    agent_environment,
+    inherited_environment,
+    proxy_handles,
+)
 from flowproof.errors import ConfigError
 from flowproof.spec.refs import resolve
 
@@ -91,3 +96,20 @@ def test_every_handle_and_injected_base_url_carries_a_fresh_capability() -> None
     assert len(injected) == 9 and [*handles.values(), *injected]
     for url in [*handles.values(), *injected]:
         assert url.startswith(f"http://127.0.0.1:4646/{first.token}")
+
+
+def test_loopback_goes_direct_for_the_agent_and_a_flows_no_proxy_is_added_to() -> None:
+    """Loopback is appended after agent.env too: a flow's own NO_PROXY keeps its entries."""
+    environ = {"HTTPS_PROXY": "http://proxy.corp.test:3128", "NO_PROXY": "corp.example.test"}
+    env = agent_environment(environ, HANDLES, "p", {})
+    assert env["NO_PROXY"] == env["no_proxy"] == "corp.example.test,127.0.0.1,localhost,::1"
+    assert env["HTTPS_PROXY"] == "http://proxy.corp.test:3128"  # the agent's other traffic
+    env = agent_environment(environ, HANDLES, "p", {"no_proxy": "flow.example.test"})
+    assert env["no_proxy"] == "flow.example.test,127.0.0.1,localhost,::1"
+    assert env["NO_PROXY"] == "corp.example.test,127.0.0.1,localhost,::1"
+
+
+def test_a_real_mcp_server_is_started_with_loopback_direct_too() -> None:
+    env = inherited_environment({"no_proxy": "corp.example.test", "FLOWPROOF_AGENT_KEY": "k"})
+    assert env["no_proxy"] == env["NO_PROXY"] == "corp.example.test,127.0.0.1,localhost,::1"
+    assert "FLOWPROOF_AGENT_KEY" not in env
