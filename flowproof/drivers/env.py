@@ -3,6 +3,7 @@ proxy wiring, then `agent.env` LAST so a flow can override anything injected her
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -36,6 +37,20 @@ QUIET = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "
 """Calls some clients make outside the base URL (openai-agents posts traces to a fixed OpenAI
 address; litellm fetches a price list at import). Off by default so a replay stays offline and
 fast; a flow that wants them sets the variable in agent.env."""
+PROXY_VARIABLES = (
+    "https_proxy",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+)
+NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+"""Added to an agent's NO_PROXY when the user's environment sets a proxy: a client that honours
+the proxy variables (httpx, requests, Node's with NODE_USE_ENV_PROXY) would otherwise send its
+calls for flowproof's proxy on 127.0.0.1 to the user's proxy, which cannot reach this
+machine's loopback."""
 WITHHELD = ("FLOWPROOF_AGENT_KEY", "FLOWPROOF_AGENT_UPSTREAM", "AZURE_OPENAI_AD_TOKEN")
 """flowproof's own record credentials: the agent talks to the proxy and needs neither. An
 Azure AD token would also take precedence over the placeholder AZURE_OPENAI_API_KEY in the
@@ -75,10 +90,26 @@ def agent_environment(
     env.update(dict.fromkeys(PLACEHOLDER_KEYS, PLACEHOLDER_KEY))
     env.update({name: PLACEHOLDER_KEY for name in PLACEHOLDER_IF_SET if name in env})
     env["FLOWPROOF_PROMPT"] = prompt
+    env.update(loopback_exempted(env))
     env.update({name: value for name, value in QUIET.items() if name not in environ})
     env.update(injected or {})
     env.update({name: resolve(value, environ, handles) for name, value in spec_env.items()})
     return env
+
+
+def loopback_exempted(env: Mapping[str, str]) -> dict[str, str]:
+    """Both spellings of NO_PROXY with LOOPBACK_NAMES added, when a proxy variable is set
+    (each keeps its own entries; one that is unset starts from the other's)."""
+    if not any(env.get(name) for name in PROXY_VARIABLES):
+        return {}
+    given = {name: env[name] for name in NO_PROXY_VARIABLES if name in env}
+    fallback = next(iter(given.values()), "")
+    exempted = {}
+    for name in NO_PROXY_VARIABLES:
+        entries = [e for e in re.split(r"[\s,]+", given.get(name, fallback)) if e]
+        entries += [host for host in LOOPBACK_NAMES if host not in entries]
+        exempted[name] = ",".join(entries)
+    return exempted
 
 
 class ToolWiring(Protocol):

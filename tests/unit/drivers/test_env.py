@@ -91,3 +91,49 @@ def test_every_handle_and_injected_base_url_carries_a_fresh_capability() -> None
     assert len(injected) == 9 and [*handles.values(), *injected]
     for url in [*handles.values(), *injected]:
         assert url.startswith(f"http://127.0.0.1:4646/{first.token}")
+
+
+LOOPBACK = "127.0.0.1,localhost,::1"
+
+
+@pytest.mark.parametrize(
+    ("user", "expected"),
+    [
+        ({}, {}),
+        ({"NO_PROXY": "corp.test"}, {}),
+        ({"HTTPS_PROXY": ""}, {}),
+        ({"HTTPS_PROXY": "http://p.test:3128"}, {"no_proxy": LOOPBACK, "NO_PROXY": LOOPBACK}),
+        ({"http_proxy": "p.test:3128"}, {"no_proxy": LOOPBACK, "NO_PROXY": LOOPBACK}),
+        ({"ALL_PROXY": "http://p.test:1"}, {"no_proxy": LOOPBACK, "NO_PROXY": LOOPBACK}),
+        (
+            {"HTTPS_PROXY": "http://p.test:1", "NO_PROXY": "corp.test .int.test"},
+            {
+                "no_proxy": f"corp.test,.int.test,{LOOPBACK}",
+                "NO_PROXY": f"corp.test,.int.test,{LOOPBACK}",
+            },
+        ),
+        (
+            {
+                "HTTPS_PROXY": "http://p.test:1",
+                "no_proxy": "a.test,localhost",
+                "NO_PROXY": "b.test",
+            },
+            {"no_proxy": "a.test,localhost,127.0.0.1,::1", "NO_PROXY": f"b.test,{LOOPBACK}"},
+        ),
+    ],
+)
+def test_an_agent_behind_a_proxy_reaches_flowproof_directly(
+    user: dict[str, str], expected: dict[str, str]
+) -> None:
+    """A client honouring HTTP_PROXY would send its calls for flowproof's loopback proxy to
+    the user's proxy: loopback joins NO_PROXY, each spelling keeping its own entries."""
+    env = agent_environment(user, HANDLES, "hi", {})
+    names = ("no_proxy", "NO_PROXY")
+    assert {name: env[name] for name in names if name in env} == (
+        expected or {name: user[name] for name in names if name in user}
+    )
+
+
+def test_agent_env_can_still_set_no_proxy() -> None:
+    env = agent_environment({"HTTPS_PROXY": "http://p.test:1"}, HANDLES, "hi", {"NO_PROXY": "x"})
+    assert env["NO_PROXY"] == "x" and env["no_proxy"] == LOOPBACK
