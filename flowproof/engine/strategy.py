@@ -26,7 +26,6 @@ from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
-from flowproof.redaction import REDACT
 from flowproof.spec.refs import resolve
 from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
@@ -216,14 +215,13 @@ def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) 
 
 
 def _fix_proxy_routes(context: FlowContext, upstream: Upstream) -> None:
-    """Fix record's proxy choice from the flow's environment as it starts, hide each proxy
-    credential from everything flowproof shows, and refuse now, rather than at the first call,
-    a proxy that cannot be used for an upstream record is set up to reach."""
+    """Fix record's proxy choice from the flow's environment as it starts, and refuse now,
+    rather than at the first call, a proxy that cannot be used for an upstream record is set
+    up to reach."""
     from flowproof.outbound.route import ProxyRoutes
     from flowproof.outbound.session import fix_routes  # record only: it loads aiohttp
 
     routes = fix_routes(ProxyRoutes.from_environ(context.environ))
-    REDACT.hide_all(routes.secrets())
     routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
 
 

@@ -17,7 +17,8 @@ dot matches the name itself too, as curl has it (httpx exempts only the subdomai
 A loopback upstream (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`) always goes direct, as
 Go's ProxyFromEnvironment has it: no proxy can reach this machine's loopback. A proxy written
 without a scheme is an http:// one. Credentials in a proxy URL are used (aiohttp sends them as
-Proxy-Authorization) and never shown: `Proxy.shown` hides them. Only http:// and https://
+Proxy-Authorization) and never shown: `Proxy.shown` hides them, and flowproof's redactor hides
+them wherever else they appear. Only http:// and https://
 proxies can be used (aiohttp has no SOCKS); another that would apply is a ConfigError naming
 its variable.
 """
@@ -28,9 +29,10 @@ import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from flowproof.errors import ConfigError
+from flowproof.redaction import url_credential
 
 HTTPS_VARIABLES = ("https_proxy", "HTTPS_PROXY")
 HTTP_VARIABLES = ("http_proxy", "HTTP_PROXY")
@@ -79,12 +81,8 @@ class Proxy:
 
     @property
     def credential(self) -> str | None:
-        """The secret in the URL: the password, or the user name when it stands alone (a
-        token passed as the user)."""
-        parts = self._parts
-        if parts.password:
-            return unquote(parts.password)
-        return unquote(parts.username) if parts.username else None
+        """The secret in the URL (hidden from all output by flowproof/redaction.py)."""
+        return url_credential(self.url)
 
     @property
     def problem(self) -> str | None:
@@ -179,11 +177,6 @@ class ProxyRoutes:
         """Raise UnusableProxy for the first of `urls` whose proxy cannot be used."""
         for url in urls:
             self.proxy_for(url)
-
-    def secrets(self) -> dict[str, str]:
-        """Each proxy credential, by the variable that holds it (for the redactor)."""
-        proxies = (self.https, self.http, self.fallback)
-        return {p.variable: c for p in proxies if p is not None and (c := p.credential)}
 
     def _exempts(self, host: str, address: IpAddress | None, port: int) -> bool:
         return self.exempt_all or any(e.covers(host, address, port) for e in self.exemptions)

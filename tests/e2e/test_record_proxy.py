@@ -127,8 +127,10 @@ def start_upstream(netns: int, certificates: Path | None = None) -> NamespacedUp
     return upstream
 
 
-def record_in(netns: int, project: Path, upstream_url: str, **env: str) -> CliResult:
-    write_spec(project)
+def record_in(
+    netns: int, project: Path, upstream_url: str, command: str | None = None, **env: str
+) -> CliResult:
+    write_spec(project, command=command)
     path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
     return flowproof(
         "record",
@@ -262,4 +264,22 @@ def test_a_socks_proxy_is_a_configuration_error(netns: int, tmp_path: Path) -> N
     assert "ALL_PROXY names a SOCKS proxy (socks5://***@127.0.0.1:1080)" in result.output
     assert f"record cannot reach https://{PROVIDER}" in result.output, result.output
     assert not (tmp_path / "specs" / "booking.trace.json").exists()
+    leaves_no_secret(tmp_path, result)
+
+
+def test_the_proxy_password_is_hidden_wherever_the_agent_shows_it(
+    netns: int, proxy: ConnectProxy, tmp_path: Path
+) -> None:
+    """The agent inherits the user's proxy variables, as it would outside flowproof; what it
+    prints of them reaches the console and the run record with the password redacted."""
+    result = record_in(
+        netns,
+        tmp_path,
+        f"https://{PROVIDER}/v1",
+        command="sh -c 'echo my proxy is $HTTPS_PROXY >&2; exit 1'",
+        HTTPS_PROXY=proxy.url(f"{PROXY_USER}:{PROXY_SECRET}"),
+    )
+    assert result.code == 1, result.output
+    shown = f"my proxy is http://{PROXY_USER}:[redacted HTTPS_PROXY]@127.0.0.1:{proxy.port}"
+    assert shown in result.output, result.output
     leaves_no_secret(tmp_path, result)
