@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from tests.conftest import CliResult, flowproof
+from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
 from tests.upstream.connect_proxy import ConnectProxy, _join_netns
 from tests.upstream.scripted import ScriptedUpstream
@@ -282,4 +282,26 @@ def test_the_proxy_password_is_hidden_wherever_the_agent_shows_it(
     assert result.code == 1, result.output
     shown = f"my proxy is http://{PROXY_USER}:[redacted HTTPS_PROXY]@127.0.0.1:{proxy.port}"
     assert shown in result.output, result.output
+    leaves_no_secret(tmp_path, result)
+
+
+def test_a_request_carrying_the_proxy_password_is_never_stored(
+    netns: int, proxy: ConnectProxy, tmp_path: Path
+) -> None:
+    """An agent that sends its proxy URL to the model: no trace is written, as for a key."""
+    upstream = start_upstream(netns)
+    try:
+        result = record_in(
+            netns,
+            tmp_path,
+            upstream.base_url,
+            command=f"env FLOWPROOF_PROMPT=$HTTPS_PROXY {agent_command('openai_chat_agent.py')}",
+            HTTPS_PROXY=proxy.url(f"{PROXY_USER}:{PROXY_SECRET}"),
+        )
+    finally:
+        upstream.stop()
+    assert any(PROXY_SECRET in str(r.body) for r in upstream.received)  # it was sent upstream
+    assert result.code == 2, result.output  # as for a record key the agent sent on
+    assert "refusing to write a trace that contains the value of HTTPS_PROXY" in result.output
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
     leaves_no_secret(tmp_path, result)
