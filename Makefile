@@ -73,6 +73,7 @@ dist: freeze
 # run through `npx flowproof`, with the same assertions `make test` checks through
 # `python -m flowproof`; and the installer against the real release archive.
 CHANNEL_TESTS := tests/e2e/test_record_replay.py tests/e2e/test_bad_input.py \
+	tests/e2e/test_record_proxy.py \
 	tests/e2e/test_report_browser.py tests/e2e/test_evidence.py tests/e2e/test_trace_formats.py \
 	tests/e2e/test_mcp.py tests/e2e/test_gemini.py tests/e2e/test_azure_openai.py \
 	tests/e2e/test_ollama.py tests/e2e/test_capability.py tests/e2e/test_record_verify.py \

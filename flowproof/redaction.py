@@ -16,7 +16,9 @@ trust where a string came from: it is applied at the last moment, to the text as
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import unquote, urlsplit
 
+from flowproof.proxy_environ import PROXY_VARIABLES
 from flowproof.spellings import hide
 
 SHARED_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
@@ -30,6 +32,7 @@ RECORD_KEY_VARIABLES = (
 )
 """Every variable `record` may read an upstream key from (each dialect's `key_variables`, in
 its own order): never stored, never shown."""
+
 
 
 class Redactor:
@@ -48,7 +51,10 @@ class Redactor:
             self.hide(name, value)
 
     def hide_record_keys(self, environ: Mapping[str, str]) -> None:
+        """The record keys, and the credentials in the proxy variables (which the agent
+        inherits, and may print, at record and at replay alike)."""
         self.hide_all(record_keys(environ))
+        self.hide_all(proxy_credentials(environ))
 
     def __call__(self, text: str) -> str:
         # Every spelling (JSON-escaped to any depth, percent-encoded, base64), and every piece
@@ -67,3 +73,21 @@ pytest items and the in-process fixture): what it hides grows as flows declare s
 def record_keys(environ: Mapping[str, str]) -> dict[str, str]:
     """The record key variables that are set, by name."""
     return {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}
+
+
+def proxy_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """The credential in each proxy variable that holds one, by name."""
+    found = {name: url_credential(environ.get(name, "")) for name in PROXY_VARIABLES}
+    return {name: credential for name, credential in found.items() if credential}
+
+
+def url_credential(url: str) -> str | None:
+    """The secret in a URL's user part: the password, or the user name when it stands alone
+    (a token passed as the user). A URL without a scheme is read as an http:// one."""
+    try:
+        parts = urlsplit(url.strip() if "://" in url else f"http://{url.strip()}")
+    except ValueError:
+        return None
+    if parts.password:
+        return unquote(parts.password)
+    return unquote(parts.username) if parts.username else None

@@ -319,6 +319,10 @@ def dialect_named(name: str) -> Dialect | None:
     return Dialect._registry.get(name)
 
 
+def every_dialect() -> tuple[Dialect, ...]:
+    return tuple(Dialect._registry.values())
+
+
 def offered_tools(request: Any) -> tuple[str, ...]:
     """Names of the tools a request offers, in order, in the OpenAI and Anthropic shapes:
     nested under `function` (chat completions, Ollama) or flat (Responses, Anthropic); a

@@ -16,7 +16,7 @@ from flowproof.assertions.secrets import SecretLeakAssertion
 from flowproof.capability import Capability
 from flowproof.engine.workdir import agent_cwd
 from flowproof.errors import ConfigError
-from flowproof.redaction import record_keys
+from flowproof.redaction import proxy_credentials, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 
@@ -44,7 +44,7 @@ class FlowContext:
 
     @property
     def never_stored(self) -> dict[str, str]:
-        return {**self.secrets, **self.record_keys}
+        return {**self.secrets, **self.record_keys, **proxy_credentials(self.environ)}
 
 
 def flow_context(

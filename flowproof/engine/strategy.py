@@ -26,6 +26,7 @@ from flowproof.proxy.app import Backend
 from flowproof.proxy.forward import ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
+from flowproof.spec.refs import resolve
 from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
@@ -224,9 +225,31 @@ def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) 
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    return Record(
-        trace_path, Upstream.from_environ(context.environ), previous, keep_matching=keep_matching
-    )
+    upstream = Upstream.from_environ(context.environ)
+    _fix_proxy_routes(context, upstream)
+    return Record(trace_path, upstream, previous, keep_matching=keep_matching)
+
+
+def _fix_proxy_routes(context: FlowContext, upstream: Upstream) -> None:
+    """Fix record's proxy choice from the flow's environment as it starts, and refuse now,
+    rather than at the first call, a proxy that cannot be used for an upstream record is set
+    up to reach."""
+    from flowproof.outbound.route import ProxyRoutes
+    from flowproof.outbound.session import fix_routes  # record only: it loads aiohttp
+
+    routes = fix_routes(ProxyRoutes.from_environ(context.environ))
+    routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
+
+
+def _mcp_urls(context: FlowContext) -> list[str]:
+    urls = []
+    for server in context.loaded.spec.mcp:
+        if server.url:
+            try:
+                urls.append(resolve(server.url, context.environ))
+            except ConfigError:
+                continue  # an unset ${VAR} is reported where the server is opened
+    return urls
 
 
 def _existing(path: Path, credentials: Mapping[str, str]) -> Trace | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import aiohttp
 
+from flowproof.outbound.proxy_failure import proxy_failure
 from flowproof.outbound.session import open_session, proxy_for
 from flowproof.spellings import clip
 
@@ -48,8 +49,12 @@ class Unreachable(Exception):
     """The real server could not be reached, or broke off its answer."""
 
     def __init__(self, url: str, cause: BaseException) -> None:
+        through = proxy_failure(url, cause)
         super().__init__(
-            f"the real MCP server at {url} could not be reached ({cause or type(cause).__name__})"
+            f"the real MCP server at {url} could not be reached: {through}"
+            if through
+            else f"the real MCP server at {url} could not be reached "
+            f"({cause or type(cause).__name__})"
         )
 
 

@@ -9,7 +9,11 @@ variables to a loopback upstream that no proxy can reach.
 
 from __future__ import annotations
 
+import os
+
 import aiohttp
+
+from flowproof.outbound.route import ProxyRoutes
 
 
 def open_session(timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.ClientSession:
@@ -20,5 +24,24 @@ def open_session(timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.Client
 
 
 def proxy_for(url: str) -> str | None:
-    """The proxy a request to `url` goes through, or None to go direct."""
-    return None
+    """The proxy a request to `url` goes through, or None to go direct (outbound/route.py
+    decides, from the proxy variables fixed when record started). Raises UnusableProxy for a
+    proxy aiohttp cannot use (a SOCKS one)."""
+    proxy = fixed_routes().proxy_for(url)
+    return None if proxy is None else proxy.url
+
+
+def fixed_routes() -> ProxyRoutes:
+    """The routes `fix_routes` fixed; flowproof's own environment when nothing fixed them."""
+    return _FIXED[-1] if _FIXED else fix_routes(ProxyRoutes.from_environ(os.environ))
+
+
+def fix_routes(routes: ProxyRoutes) -> ProxyRoutes:
+    """Fix the proxy choice for every upstream call that follows: called as record starts,
+    with the routes read from the environment the flow was opened with, so nothing that
+    changes the environment later can move where record's connections go."""
+    _FIXED[:] = [routes]
+    return routes
+
+
+_FIXED: list[ProxyRoutes] = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
-from flowproof.dialects.base import Dialect, Route, without_transport
+from flowproof.dialects.base import Dialect, Route, every_dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
@@ -93,6 +93,15 @@ class Upstream:
         keys = {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}
         key = next((keys[name] for name in SHARED_KEY_VARIABLES if name in keys), None)
         return cls(environ.get(OVERRIDE_VARIABLE) or None, bases, key, keys)
+
+    def configured_urls(self) -> tuple[str, ...]:
+        """Where record is set up to forward, checked before it starts: the override, else
+        each base variable that is set, else every provider's public API."""
+        if self.override:
+            return (self.override,)
+        if self.bases:
+            return tuple(_with_scheme(base) for base in self.bases.values())
+        return tuple(d.default_upstream for d in every_dialect() if d.default_upstream)
 
     def key_for(self, dialect: Dialect) -> str | None:
         if dialect.key_variables is None:
@@ -171,6 +180,9 @@ class ForwardBackend:
             return _refuse(dialect, f"flowproof: {exc}")
         import aiohttp  # record only: replay never loads a network client (nor pays its import)
 
+        from flowproof.outbound.proxy_failure import proxy_failure
+        from flowproof.outbound.route import UnusableProxy
+
         url = self.upstream.url_for(dialect, route)
         if not url.startswith(("http://", "https://")):
             why = (
@@ -185,13 +197,15 @@ class ForwardBackend:
             status, text = await self._call(call.method, target, route.outbound(request), outbound)
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
+        except UnusableProxy as exc:  # one record was not set up to reach, so not checked
+            self.traffic.fail(str(exc))
+            return _refuse(dialect, f"flowproof: {exc}")
         except aiohttp.ClientError as exc:
-            self.traffic.fail(f"record could not reach the upstream {url}: {exc}")
+            why = proxy_failure(url, exc) or f"record could not reach the upstream {url}: {exc}"
+            self.traffic.fail(why)
             return Answer(
                 502,
-                dialect.error_body(
-                    f"flowproof: upstream unreachable: {exc}", "flowproof_upstream_error"
-                ),
+                dialect.error_body(f"flowproof: {why}", "flowproof_upstream_error"),
                 dict(NO_RETRY),
             )
         if not 200 <= status < 300:

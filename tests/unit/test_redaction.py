@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from flowproof.redaction import Redactor, record_keys
 
 
@@ -53,3 +55,20 @@ def test_a_piece_of_a_value_left_at_a_cut_is_replaced() -> None:
     assert Redactor({"GH_TOKEN": token})(window) == (
         'texts differ: recorded …"token [redacted GH_TOKEN]"…, replayed …"[redacted GH_TOKEN] ok"'
     )
+
+
+@pytest.mark.parametrize(
+    "variable", ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+)
+def test_a_proxy_credential_is_hidden_like_a_key(variable: str) -> None:
+    redactor = Redactor()
+    redactor.hide_record_keys({variable: "http://corp:pa%2Fss-w0rd-77@proxy.test:3128"})
+    shown = redactor("agent said: http://corp:pa%2Fss-w0rd-77@proxy.test:3128 and pa/ss-w0rd-77")
+    assert "w0rd" not in shown, shown
+    assert f"[redacted {variable}]" in shown
+
+
+def test_a_token_as_the_proxy_user_is_hidden() -> None:
+    redactor = Redactor()
+    redactor.hide_record_keys({"HTTPS_PROXY": "tok-9f8e7d6c5b4a@proxy.test:3128"})
+    assert "tok-9f8e7d6c5b4a" not in redactor("via http://tok-9f8e7d6c5b4a@proxy.test:3128")
