@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from flowproof.outbound.session import open_session, proxy_for
+from flowproof.outbound.trust import untrusted_certificate
 from flowproof.spellings import clip
 
 FORWARDED = (
@@ -48,6 +49,10 @@ class Unreachable(Exception):
     """The real server could not be reached, or broke off its answer."""
 
     def __init__(self, url: str, cause: BaseException) -> None:
+        untrusted = untrusted_certificate(cause)
+        if untrusted is not None:
+            super().__init__(f"the real MCP server at {url}: {untrusted}")
+            return
         super().__init__(
             f"the real MCP server at {url} could not be reached ({cause or type(cause).__name__})"
         )

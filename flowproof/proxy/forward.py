@@ -186,7 +186,10 @@ class ForwardBackend:
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
         except aiohttp.ClientError as exc:
-            self.traffic.fail(f"record could not reach the upstream {url}: {exc}")
+            from flowproof.outbound.trust import untrusted_certificate
+
+            why = untrusted_certificate(exc) or f"record could not reach the upstream {url}: {exc}"
+            self.traffic.fail(why)
             return Answer(
                 502,
                 dialect.error_body(
