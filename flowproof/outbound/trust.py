@@ -45,6 +45,8 @@ SYSTEM_DIRECTORIES = (
 """Directories of single CAs, looked up by OpenSSL's subject-hash names (c_rehash)."""
 
 _PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
+_OTHER_NAME = ("hostname mismatch", "ip address mismatch", "name does not match")
+"""How OpenSSL, and macOS's verifier, say a certificate is for another host."""
 _REMEDY = (
     "if your company's CA or proxy signs it, trust that CA: set SSL_CERT_FILE=/path/to/ca.pem "
     "in flowproof's environment, or add the CA to the system trust store"
@@ -148,7 +150,7 @@ def untrusted_certificate(error: BaseException) -> str | None:
 
 def untrusted_message(address: str, problem: BaseException) -> str:
     reason = _reason(problem)
-    if "hostname mismatch" in reason.lower() or "ip address mismatch" in reason.lower():
+    if any(words in reason.lower() for words in _OTHER_NAME):
         remedy = "the certificate was issued for another name: check the upstream URL's host"
     else:
         remedy = _REMEDY
