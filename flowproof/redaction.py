@@ -34,7 +34,6 @@ RECORD_KEY_VARIABLES = (
 its own order): never stored, never shown."""
 
 
-
 class Redactor:
     """Values to hide, by the name of the variable that held them."""
 

@@ -4,6 +4,7 @@ model and the fake GitHub API run this way beside the real processes a test driv
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from collections.abc import Callable
 
@@ -11,9 +12,15 @@ from aiohttp import web
 
 
 class ThreadedApp:
-    def __init__(self, name: str, routes: Callable[[web.Application], None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        routes: Callable[[web.Application], None],
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.name = name
         self._routes = routes
+        self._ssl_context = ssl_context  # serve HTTPS with its certificate when given
         self._loop = asyncio.new_event_loop()
         self._thread: threading.Thread | None = None
 
@@ -27,7 +34,7 @@ class ThreadedApp:
             self._routes(app)
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=self._ssl_context).start()
             bound.append(runner.addresses[0][1])
             ready.set()
             return runner

@@ -221,6 +221,9 @@ def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) 
     trace_path = trace_path_for(loaded.path)
     if mode is Mode.REPLAY:
         return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
+    from flowproof.outbound.trust import upstream_context  # record only: replay has no client
+
+    upstream_context(context.environ)  # a wrong SSL_CERT_FILE is a setting to fix, before any agent
     try:
         previous = _existing(trace_path, credentials)
     except TraceError:

@@ -18,6 +18,7 @@ import aiohttp
 
 from flowproof.outbound.proxy_failure import proxy_failure
 from flowproof.outbound.session import open_session, proxy_for
+from flowproof.outbound.trust import untrusted_certificate
 from flowproof.spellings import clip
 
 FORWARDED = (
@@ -49,6 +50,10 @@ class Unreachable(Exception):
     """The real server could not be reached, or broke off its answer."""
 
     def __init__(self, url: str, cause: BaseException) -> None:
+        untrusted = untrusted_certificate(cause)
+        if untrusted is not None:
+            super().__init__(f"the real MCP server at {url}: {untrusted}")
+            return
         through = proxy_failure(url, cause)
         super().__init__(
             f"the real MCP server at {url} could not be reached: {through}"

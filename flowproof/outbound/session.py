@@ -14,13 +14,16 @@ import os
 import aiohttp
 
 from flowproof.outbound.route import ProxyRoutes
+from flowproof.outbound.trust import upstream_context
 
 
 def open_session(timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.ClientSession:
-    """A client session for upstream calls; each request passes `proxy=proxy_for(url)`."""
+    """A client session for upstream calls; each request passes `proxy=proxy_for(url)`.
+    Certificates are checked against the platform's trust store (outbound/trust.py)."""
+    connector = aiohttp.TCPConnector(ssl=upstream_context())
     if timeout is None:
-        return aiohttp.ClientSession(trust_env=False)
-    return aiohttp.ClientSession(trust_env=False, timeout=timeout)
+        return aiohttp.ClientSession(connector=connector, trust_env=False)
+    return aiohttp.ClientSession(connector=connector, trust_env=False, timeout=timeout)
 
 
 def proxy_for(url: str) -> str | None:

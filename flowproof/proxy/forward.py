@@ -201,7 +201,13 @@ class ForwardBackend:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
         except aiohttp.ClientError as exc:
-            why = proxy_failure(url, exc) or f"record could not reach the upstream {url}: {exc}"
+            from flowproof.outbound.trust import untrusted_certificate
+
+            why = (
+                untrusted_certificate(exc)
+                or proxy_failure(url, exc)
+                or f"record could not reach the upstream {url}: {exc}"
+            )
             self.traffic.fail(why)
             return Answer(
                 502,

@@ -17,7 +17,7 @@ def test_version_imports_no_heavy_module() -> None:
         "import sys, runpy; sys.argv=['flowproof','--version']\n"
         "try:\n    runpy.run_module('flowproof', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
-        "heavy=[m for m in ('aiohttp','pydantic','jinja2','yaml') if m in sys.modules]\n"
+        "heavy=[m for m in ('aiohttp','pydantic','jinja2','yaml','truststore') if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
@@ -30,7 +30,8 @@ def test_the_run_path_imports_no_http_library() -> None:
     reached over HTTP."""
     probe = (
         "import sys, flowproof.cli.flows, flowproof.engine.run\n"
-        "print([m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'yarl', 'multidict')])"
+        "print([m for m in sys.modules if m.split('.')[0] in ('aiohttp', 'yarl', 'multidict', "
+        "'truststore') or m.startswith('flowproof.outbound')])"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,11 +223,14 @@ class ScriptedUpstream:
     """Seconds to wait before answering, so concurrent requests really overlap."""
     received: list[Received] = field(default_factory=list)
     port: int = 0
+    ssl_context: ssl.SSLContext | None = None
+    """Serve HTTPS with this context's certificate (tests/e2e/test_upstream_tls.py)."""
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -253,7 +257,9 @@ class ScriptedUpstream:
 
     def start(self) -> None:
         self._server = ThreadedApp(
-            "scripted-upstream", lambda app: app.router.add_post("/{tail:.*}", self._handle)
+            "scripted-upstream",
+            lambda app: app.router.add_post("/{tail:.*}", self._handle),
+            self.ssl_context,
         )
         self.port = self._server.start()
 
