@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -304,7 +305,8 @@ class ForwardBackend:
         if "content-encoding" in str(exc):
             return 502, (
                 f"the upstream {url} answered {at} in a compression flowproof could not decode "
-                f"({_one_line(exc)}); flowproof asks for {ACCEPTED_ENCODINGS} or none"
+                f"({_encoding_in(exc)}), though flowproof asks for {ACCEPTED_ENCODINGS} or none: "
+                "a gateway in front of the upstream may be compressing on its own"
             )
         return 502, f"record could not reach the upstream {url} at {at}: {exc}"
 
@@ -354,8 +356,10 @@ class ForwardBackend:
         return clip(self._hide(text), _BODY_SHOWN)
 
 
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
+def _encoding_in(exc: Exception) -> str:
+    """The encoding aiohttp names in a decoding error (`brotli (br)`, `gzip`)."""
+    found = re.search(r"content-encoding: ([^.\n']+)", str(exc))
+    return f"Content-Encoding {found.group(1).strip()}" if found else " ".join(str(exc).split())
 
 
 class _Abandoned(Exception):

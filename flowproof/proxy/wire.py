@@ -126,7 +126,7 @@ class Deferrals:
     def unanswered(self) -> list[str]:
         """Why the record fails for each request the agent never retried into an answer."""
         return [
-            f"the upstream answered {_attempts(refused)} to {place.render()}, and the agent "
+            f"{place.render()}: the upstream answered {_attempts(refused)}, and the agent "
             "stopped retrying before it was answered: wait until the provider's limit resets "
             "or its load passes (or lower the request rate), then record again"
             for place, refused in self.waiting.values()
