@@ -71,6 +71,9 @@ class Traffic:
     divergence: Divergence | None = None
     failures: list[str] = field(default_factory=list)
     """Reasons the flow failed at a boundary other than a divergence (upstream errors, ...)."""
+    notes: list[str] = field(default_factory=list)
+    """What crossed a boundary that the flow's record should mention without failing it: the
+    attempts an upstream told to try again later before it answered."""
     kept: set[int] = field(default_factory=set)
     """`record --keep-matching`: model turns (0-based) served from the previous trace."""
     fatal: asyncio.Event = field(default_factory=asyncio.Event)

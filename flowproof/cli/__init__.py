@@ -121,6 +121,15 @@ def _cpus() -> int:
     "HOME and TMPDIR, another local date, no upstream) and print the spec lines it needs; "
     "exit 1 when one would not replay.",
 )
+@click.option(
+    "--upstream-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600,  # proxy/forward.py DEFAULT_UPSTREAM_TIMEOUT, not imported: --version stays lean
+    show_default=True,
+    metavar="SECONDS",
+    help="How long one model answer may take, whole, before the flow fails naming its turn "
+    "(record asks for complete answers: a slow model can take minutes).",
+)
 @_runs_dir_option
 @_jobs_option("default: 1, one flow at a time against the real model")
 @_shard_option
@@ -129,6 +138,7 @@ def record(
     show_diff: bool,
     keep_matching: bool,
     verify: bool,
+    upstream_timeout: float,
     runs_dir: str | None,
     jobs: int | None,
     shard: str | None,
@@ -145,6 +155,7 @@ def record(
         shard=shard,
         keep_matching=keep_matching,
         verify=verify,
+        upstream_timeout=upstream_timeout,
     )
 
 

@@ -30,6 +30,7 @@ from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.verify import verify_flow
 from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
+from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord
@@ -88,6 +89,7 @@ def run_flows(
     shard: str | None = None,
     keep_matching: bool = False,
     verify: bool = False,
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
 ) -> None:
     mode = Mode(mode_name)
     part = parse_shard(shard) if shard is not None else None
@@ -100,7 +102,8 @@ def run_flows(
     keep_crash_details_in(root / run_id)
     out(f"flowproof {__version__} · {mode.value} · {plural(len(specs), 'flow')}")
     run = _Run(runs_root=root)
-    options = _Options(RunOptions(mode, keep_matching, root), show_diff, jobs)
+    flow_options = RunOptions(mode, keep_matching, root, upstream_timeout=upstream_timeout)
+    options = _Options(flow_options, show_diff, jobs)
     try:
         asyncio.run(_interruptible(specs, options, run))
     except Exception as exc:

@@ -27,6 +27,7 @@ from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
 from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED
+from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
@@ -48,6 +49,8 @@ class RunOptions:
     strategy: Strategy | None = None
     """A strategy of the caller's own instead of the mode's: doctor's, which answers every
     model call with canned text and writes nothing."""
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
+    """At record: seconds one upstream answer may take, whole (`record --upstream-timeout`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,9 @@ def open_flow(source: Path | LoadedSpec, options: RunOptions) -> OpenedFlow:
     writes = [("its trace", trace_path_for(loaded.path)), ("the run records", root)]
     refuse_writes_inside(loaded, context.cwd, Path.cwd(), writes)
     started = time.monotonic()
-    strategy = options.strategy or strategy_for(options.mode, context, options.keep_matching)
+    strategy = options.strategy or strategy_for(
+        options.mode, context, options.keep_matching, options.upstream_timeout
+    )
     return OpenedFlow(context, strategy, root, options.mode, started)
 
 

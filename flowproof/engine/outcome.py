@@ -59,6 +59,8 @@ class FlowOutcome:
     agent: DriverOutcome | None = None
     """How the agent process (or the service trigger) ended; None when it never started."""
     warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the flow's record mentions without failing it (an upstream's refused attempts)."""
     trace_written: Path | None = None
     previous_trace: Trace | None = None
     """At record: the trace this record replaced, for `record --diff`."""

@@ -126,6 +126,7 @@ async def run_flow(
         previous_trace=strategy.previous if written else None,
         warnings=tuple(boundary_warnings.uncovered_tools(loaded))
         + tuple(driven.egress.warnings() if driven.egress else ()),
+        notes=tuple(traffic.notes),
         secrets=Secrets(secret_values),
         lanes=served,
         kept_turns=tuple(sorted(traffic.kept)),

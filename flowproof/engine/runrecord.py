@@ -91,6 +91,7 @@ def flow_record(
             reply_absent_reason=trajectory.reply_absent_reason,
         ),
         warnings=list(flow.warnings),
+        notes=list(flow.notes),
         normalized=list(flow.normalized),
         ignored_fields=list(flow.ignored_fields),
         trace=str(flow.trace_written) if flow.trace_written else None,

@@ -23,7 +23,7 @@ from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend
-from flowproof.proxy.forward import ForwardBackend, Upstream
+from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT, ForwardBackend, Upstream
 from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.spec.refs import resolve
@@ -141,6 +141,8 @@ class Record:
     mode: Mode = Mode.RECORD
     keep_matching: bool = False
     """Serve requests that match the previous trace from it; forward only the rest."""
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
+    """Seconds one upstream answer may take, whole."""
 
     def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
         return RecordSide(environ, server_environ)
@@ -152,7 +154,7 @@ class Record:
     async def backend(
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
-        forward = ForwardBackend(self.upstream, mocks, traffic, rules)
+        forward = ForwardBackend(self.upstream, mocks, traffic, rules, self.upstream_timeout)
         placeholder = _hold_place(self.trace_path)
         try:
             if self.keep_matching and self.previous is not None:
@@ -216,7 +218,12 @@ def _hold_place(trace_path: Path) -> Path | None:
     return trace_path
 
 
-def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) -> Strategy:
+def strategy_for(
+    mode: Mode,
+    context: FlowContext,
+    keep_matching: bool = False,
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
+) -> Strategy:
     loaded, credentials = context.loaded, context.record_keys
     trace_path = trace_path_for(loaded.path)
     if mode is Mode.REPLAY:
@@ -230,7 +237,13 @@ def strategy_for(mode: Mode, context: FlowContext, keep_matching: bool = False) 
         previous = None  # a record may replace an unreadable trace; it only counts as absent
     upstream = Upstream.from_environ(context.environ)
     _fix_proxy_routes(context, upstream)
-    return Record(trace_path, upstream, previous, keep_matching=keep_matching)
+    return Record(
+        trace_path,
+        upstream,
+        previous,
+        keep_matching=keep_matching,
+        upstream_timeout=upstream_timeout,
+    )
 
 
 def _fix_proxy_routes(context: FlowContext, upstream: Upstream) -> None:

@@ -119,17 +119,25 @@ class HttpUpstream:
 
 
 async def _sse_data(stream: aiohttp.StreamReader) -> AsyncIterator[str]:
-    """The `data:` of each event, joined across lines, as events complete."""
+    """The `data:` of each message event, joined across lines, as events complete.
+
+    Only events of the default type (`message`, or no `event:` line) carry JSON-RPC messages.
+    Servers and the gateways in front of them keep a quiet stream open with comments
+    (`: keep-alive`) and events of their own (`event: ping`); neither is the server speaking,
+    so neither is passed on or stored."""
     lines: list[str] = []
+    kind = ""
     async for raw in stream:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         if not line:
-            if lines:
+            if lines and kind in ("", "message"):
                 yield "\n".join(lines)
-            lines = []
+            lines, kind = [], ""
         elif line.startswith("data:"):
             lines.append(line[5:].removeprefix(" "))
-    if lines:
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+    if lines and kind in ("", "message"):
         yield "\n".join(lines)
 
 

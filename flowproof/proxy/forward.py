@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,18 @@ from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import ModelCall
+from flowproof.proxy.wire import (
+    ACCEPTED_ENCODINGS,
+    KEY_REFUSED,
+    RETRY_LATER,
+    Deferral,
+    Deferrals,
+    Place,
+    asked_wait,
+    key_refused,
+    passed_on,
+    status_named,
+)
 from flowproof.readjson import UnreadableJson, read_json
 from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES, Redactor
 from flowproof.spellings import clip
@@ -51,6 +64,10 @@ NEVER_FORWARDED = ("key", "token", "secret", "auth")
 """...unless the name suggests a credential: the agent holds only flowproof's placeholder key,
 and the upstream gets flowproof's own."""
 _BODY_SHOWN = 2000
+DEFAULT_UPSTREAM_TIMEOUT = 600.0
+"""Seconds record waits for one whole upstream answer (`record --upstream-timeout`): long, as
+record asks for the complete answer and a slow model can take minutes to write it."""
+_CONNECT_TIMEOUT = 30.0
 
 
 def forwarded_headers(dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
@@ -108,6 +125,15 @@ class Upstream:
             return self.key
         return next((self.keys[v] for v in dialect.key_variables if v in self.keys), None)
 
+    def key_variable_for(self, dialect: Dialect) -> str | None:
+        """The variable the key sent for `dialect` was read from; None when none is set."""
+        return next((v for v in self.key_variables(dialect) if v in self.keys), None)
+
+    @staticmethod
+    def key_variables(dialect: Dialect) -> tuple[str, ...]:
+        """Where `dialect`'s key is read from, first set wins."""
+        return dialect.key_variables or SHARED_KEY_VARIABLES
+
     def url_for(self, dialect: Dialect, route: Route | None = None) -> str:
         if self.override:
             base = self.override.rstrip("/")
@@ -123,7 +149,11 @@ class Upstream:
         return base.rstrip("/") + path
 
     def headers_for(self, dialect: Dialect, incoming: Mapping[str, str]) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPTED_ENCODINGS,
+        }
         headers.update(forwarded_headers(dialect, incoming))
         key = self.key_for(dialect)
         if key:
@@ -141,6 +171,15 @@ def _with_scheme(base: str) -> str:
     return base if "://" in base else f"http://{base}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """An upstream answer as record reads it: whole, decoded, and its retry advice."""
+
+    status: int
+    text: str
+    advice: dict[str, str]
+
+
 class ForwardBackend:
     def __init__(
         self,
@@ -148,28 +187,37 @@ class ForwardBackend:
         mocks: ToolMocks,
         traffic: Traffic,
         rules: RequestRules = STRICT,
+        timeout: float = DEFAULT_UPSTREAM_TIMEOUT,
     ) -> None:
         self.upstream = upstream
         self.mocks = mocks
         self.traffic = traffic
         self.normalizer = rules.normalizer
+        self.timeout = timeout
+        """Seconds one upstream answer may take, whole (`record --upstream-timeout`)."""
         self._hide = upstream.redactor()
         self._session: aiohttp.ClientSession | None = None
-        self._in_flight: set[asyncio.Task[tuple[int, str]]] = set()
+        self._in_flight: set[asyncio.Task[_Reply]] = set()
         self._closed = False
+        self._deferrals = Deferrals()
 
     async def close(self) -> None:
         """Called once the agent is gone (the flow ended, timed out or was interrupted): the
         upstream calls still in flight are cancelled, as their answers have nobody left to
-        go to, and the proxy would otherwise wait them out before it could stop."""
+        go to, and the proxy would otherwise wait them out before it could stop. A request
+        the upstream told to try again later, and that no retry got answered, fails the
+        record here: the agent may have swallowed its SDK's last error."""
         self._closed = True
         for call in list(self._in_flight):
             call.cancel()
         if self._session is not None:
             await self._session.close()
+        for reason in self._deferrals.unanswered():
+            self.traffic.fail(reason)
 
     async def answer(self, call: ModelCall) -> Answer:
         dialect, request, headers = call.dialect, call.body, call.headers
+        place = Place(len(self.traffic.turns) + 1, len(self.traffic.requests))
         if self.traffic.failures:
             return _refuse(dialect, "flowproof: this recording has already failed")
         route = call.route or Route(dialect.upstream_path)
@@ -180,7 +228,6 @@ class ForwardBackend:
             return _refuse(dialect, f"flowproof: {exc}")
         import aiohttp  # record only: replay never loads a network client (nor pays its import)
 
-        from flowproof.outbound.proxy_failure import proxy_failure
         from flowproof.outbound.route import UnusableProxy
 
         url = self.upstream.url_for(dialect, route)
@@ -194,47 +241,97 @@ class ForwardBackend:
         outbound = self.upstream.headers_for(dialect, headers)
         target = f"{url}?{route.query}" if route.query else url
         try:
-            status, text = await self._call(call.method, target, route.outbound(request), outbound)
+            reply = await self._call(call.method, target, route.outbound(request), outbound)
         except _Abandoned:
             return _refuse(dialect, "flowproof: the flow has ended")
         except UnusableProxy as exc:  # one record was not set up to reach, so not checked
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
-        except aiohttp.ClientError as exc:
-            from flowproof.outbound.trust import untrusted_certificate
-
-            why = (
-                untrusted_certificate(exc)
-                or proxy_failure(url, exc)
-                or f"record could not reach the upstream {url}: {exc}"
-            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            status, why = self._transport_failure(exc, url, place)
             self.traffic.fail(why)
             return Answer(
-                502,
+                status,
                 dialect.error_body(f"flowproof: {why}", "flowproof_upstream_error"),
                 dict(NO_RETRY),
             )
-        if not 200 <= status < 300:
-            self.traffic.fail(f"the upstream {url} answered {status}: {self._scrub(text)}")
-            return Answer(status, _json_or_text(self._scrub(text)), dict(NO_RETRY))
+        attempt = json.dumps([call.method, target, request], sort_keys=True, ensure_ascii=False)
+        if reply.status in RETRY_LATER:
+            # Passed on as the provider sent it, so the agent's SDK retries as it would.
+            deferral = Deferral(reply.status, asked_wait(reply.advice))
+            self._deferrals.defer(attempt, place, deferral)
+            return Answer(reply.status, _json_or_text(self._scrub(reply.text)), reply.advice)
+        if not 200 <= reply.status < 300:
+            self.traffic.fail(self._refusal(dialect, reply, url, place))
+            return Answer(reply.status, _json_or_text(self._scrub(reply.text)), dict(NO_RETRY))
         try:
-            response = read_json(text)
+            response = read_json(reply.text)
         except UnreadableJson as exc:
             # NaN, a duplicated key or nesting past the reader's depth would make a trace
             # that no replay reads back: the record fails here, saying what and where.
             problem = "that is not JSON" if exc.syntax else f"flowproof does not read ({exc})"
             self.traffic.fail(
-                f"the upstream {url} answered {status} with a body {problem}: {self._scrub(text)}"
+                f"the upstream {url} answered {reply.status} with a body {problem}: "
+                f"{self._scrub(reply.text)}"
             )
             return _refuse(dialect, "flowproof: the upstream answer was not JSON")
+        if (note := self._deferrals.answered(attempt)) is not None:
+            self.traffic.notes.append(note)
         stored = self.normalizer.to_placeholders(response)
         kept = self.normalizer.to_placeholders(without_transport(request))
         turn = Turn(dialect.name, kept, stored)
         return Answer(200, self.normalizer.from_placeholders(stored), turn=turn)
 
-    async def _call(
-        self, method: str, url: str, request: Any, headers: dict[str, str]
-    ) -> tuple[int, str]:
+    def _refusal(self, dialect: Dialect, reply: _Reply, url: str, place: Place) -> str:
+        """Why a non-2xx answer that is not "try again later" fails the record."""
+        if reply.status in KEY_REFUSED:
+            variable = self.upstream.key_variable_for(dialect)
+            read = ", ".join(self.upstream.key_variables(dialect))
+            said = self._scrub(reply.text)
+            return key_refused(reply.status, url, place, variable, read) + f"; it answered: {said}"
+        named = status_named(reply.status)
+        return f"the upstream {url} answered {named} at {place.render()}: {self._scrub(reply.text)}"
+
+    def _transport_failure(self, exc: Exception, url: str, place: Place) -> tuple[int, str]:
+        """The status the agent is answered with, and why the record fails, for an upstream
+        call that ended without a whole answer."""
+        import aiohttp
+
+        from flowproof.outbound.proxy_failure import proxy_failure
+        from flowproof.outbound.trust import untrusted_certificate
+
+        at = place.render()
+        if not isinstance(exc, TimeoutError):
+            refused = untrusted_certificate(exc) or proxy_failure(url, exc)
+            if refused is not None:
+                return 502, refused
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return 502, f"record could not reach the upstream {url} at {at}: {exc}"
+        if isinstance(exc, TimeoutError):
+            return 504, (
+                f"the upstream {url} did not answer {at} within {self.timeout:g} s; "
+                "give a slow model longer with `flowproof record --upstream-timeout SECONDS`"
+            )
+        if isinstance(exc, aiohttp.ClientPayloadError) and "content-encoding" not in str(exc):
+            return 502, (
+                f"the upstream {url} closed the connection before its answer was complete, at "
+                f"{at} ({exc.__cause__ or exc}); record again once the connection to it is "
+                "stable"
+            )
+        if isinstance(exc, aiohttp.ServerDisconnectedError):
+            return 502, (
+                f"the upstream {url} closed the connection without answering {at}; record "
+                "again once the connection to it is stable"
+            )
+        if "content-encoding" in str(exc):
+            return 502, (
+                f"the upstream {url} answered {at} in a compression flowproof could not decode "
+                f"({_encoding_in(exc)}), though flowproof asks for {ACCEPTED_ENCODINGS} or none: "
+                "a gateway in front of the upstream may be compressing on its own"
+            )
+        return 502, f"record could not reach the upstream {url} at {at}: {exc}"
+
+    async def _call(self, method: str, url: str, request: Any, headers: dict[str, str]) -> _Reply:
         """The upstream call, as a task of its own so that close() can abandon it."""
         call = create_task(self._send(method, url, request, headers), name="upstream-call")
         self._in_flight.add(call)
@@ -248,23 +345,42 @@ class ForwardBackend:
         finally:
             self._in_flight.discard(call)
 
-    async def _send(
-        self, method: str, url: str, request: Any, headers: dict[str, str]
-    ) -> tuple[int, str]:
+    async def _send(self, method: str, url: str, request: Any, headers: dict[str, str]) -> _Reply:
+        import aiohttp
+
         from flowproof.outbound.session import open_session, proxy_for
 
         if self._session is None:
             self._session = open_session()
         body = json.dumps(request, ensure_ascii=False).encode()
+        # The whole answer, headers to last byte, within the timeout: record asks for one
+        # complete answer, so an upstream that never finishes is caught however it stalls.
+        timeout = aiohttp.ClientTimeout(
+            total=self.timeout, sock_connect=min(_CONNECT_TIMEOUT, self.timeout)
+        )
         async with self._session.request(
-            method, url, data=body, headers=headers, allow_redirects=False, proxy=proxy_for(url)
+            method,
+            url,
+            data=body,
+            headers=headers,
+            allow_redirects=False,
+            proxy=proxy_for(url),
+            timeout=timeout,
         ) as reply:
-            return reply.status, await reply.text(errors="replace")
+            # aiohttp decodes a gzip or deflate body as it reads it: the trace keeps it plain.
+            text = await reply.text(errors="replace")
+            return _Reply(reply.status, text, passed_on(reply.headers))
 
     def _scrub(self, text: str) -> str:
         """What the upstream answered, its keys hidden in every spelling before it is cut, so
         the cut can never leave a part of one."""
         return clip(self._hide(text), _BODY_SHOWN)
+
+
+def _encoding_in(exc: Exception) -> str:
+    """The encoding aiohttp names in a decoding error (`brotli (br)`, `gzip`)."""
+    found = re.search(r"content-encoding: ([^.\n']+)", str(exc))
+    return f"Content-Encoding {found.group(1).strip()}" if found else " ".join(str(exc).split())
 
 
 class _Abandoned(Exception):

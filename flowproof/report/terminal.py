@@ -41,6 +41,7 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
         lines.append(indent(f"containment: {flow.containment}"))  # run; its record says so
     lines += [indent(reason) for reason in flow.reasons]
     lines += [indent(f"warning: {warning}") for warning in flow_warnings(flow)]
+    lines += [indent(f"note: {note}") for note in flow.notes]
     if fs_report:
         lines.append(indent(fs_report))
     return lines

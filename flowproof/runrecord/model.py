@@ -229,6 +229,10 @@ class FlowRecord(_Model):
     trajectory: TrajectoryRecord | None
     """None when the flow never ran (no trace, a busy port, before_each failed)."""
     warnings: list[str]
+    notes: list[str] = []
+    """What happened at a boundary that did not fail the flow but is worth knowing: at record,
+    the attempts the upstream answered "try again later" (429, 503, 529) before the agent's
+    retry was answered, with how long it asked to wait."""
     normalized: list[str] = []
     """The environment facts normalised in this flow's request bodies (`normalize:`, the
     suite's entries then the flow's: `cwd`, `date`, `${PROJECT}`); empty when none."""

@@ -159,6 +159,9 @@ def test_upstream_error_at_record_is_not_retried_by_the_sdk(
     write_spec(tmp_path)
     result = record(tmp_path, upstream)
     assert result.code == 1, result.output
-    assert f"the upstream {upstream.base_url}/chat/completions answered 500:" in result.stderr
+    assert (
+        f"the upstream {upstream.base_url}/chat/completions answered 500 Internal Server Error at turn 1 (model request 1):"
+        in result.stderr
+    )
     assert len(upstream.received) == 1, "x-should-retry: false must stop the SDK's retries"
     assert not (tmp_path / "specs" / "booking.trace.json").exists()

@@ -279,6 +279,7 @@ def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
     assert upstream.headers_for(chat, incoming) == {
         "Content-Type": "application/json",
         "Accept": "application/json",
+        "Accept-Encoding": "gzip, deflate",  # what record decodes, whatever the agent asked
         "anthropic-beta": "tools-2024, context-1m",
         "anthropic-version": "2023-06-01",
         "openai-beta": "responses=experimental",
