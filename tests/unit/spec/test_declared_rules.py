@@ -65,7 +65,8 @@ def test_a_forbidden_path_is_a_spec_error_naming_its_line(tmp_path: Path) -> Non
         "flow.yaml:7: ignore_fields[1]: `system` is part of what the model is asked (the "
         "conversation, its tools, the model); matching stays strict there, since a changed "
         "prompt is what a replay must catch. Only an item's own identity may be ignored: "
-        "`messages[*].id`, `input[*].id`, `input[*].internal_chat_message_metadata_passthrough`"
+        "`messages[*].id`, `input[*].id`, `input[*].internal_chat_message_metadata_passthrough`, "
+        "`contents[*].parts[*].functionCall.id`, `contents[*].parts[*].functionResponse.id`"
     )
 
 
