@@ -71,6 +71,29 @@ def _shard_option(command: Any) -> Any:
 
 
 @main.command()
+@click.option(
+    "--agent",
+    "command",
+    default=None,
+    metavar="CMD",
+    help="The shell command that starts your agent: the starter flow runs it, and "
+    "`flowproof doctor` runs it once (a canned reply, no model, no key) so the flow declares "
+    "what would stop it from replaying.",
+)
+@click.option(
+    "--no-doctor",
+    is_flag=True,
+    help="With --agent, do not run the agent: the flow says how to get doctor's lines.",
+)
+def init(command: str | None, no_doctor: bool) -> None:
+    """Start a project: write specs/example.yaml, the .gitignore line for .flowproof/ and the
+    replay and re-record workflows under .github/workflows/. Never replaces a file."""
+    from flowproof.cli.init import init_command
+
+    init_command(command, doctor=not no_doctor)
+
+
+@main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @_report_options
 @_runs_dir_option
