@@ -11,6 +11,7 @@ key) so the flow declares what doctor found would stop it from replaying.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import sys
 from dataclasses import dataclass
@@ -155,6 +156,8 @@ def _failure(relative: Path, error: OSError | UnicodeDecodeError, verb: str) -> 
     blocker = _first_unwritable(Path.cwd() / relative)
     if in_the_way:
         fix = f"{in_the_way} is a file where a directory must be: move it away"
+    elif isinstance(error, OSError) and error.errno == errno.EROFS:
+        fix = "run init in a writable checkout, or write the file yourself from docs/ci.md"
     elif blocker:
         fix = f"make {blocker} writable (chmod u+w {blocker}) or run init where you can write"
     else:
