@@ -194,17 +194,11 @@ def _value_text(value: Any) -> str | None:
 
 def _first_source(value: Any, text: str, sources: Sequence[_Source]) -> _Source | None:
     for source in sources:
-        if source.leaves and any(_same_leaf(value, leaf) for leaf in source.leaves):
+        if source.leaves and any(value == leaf for leaf in source.leaves):
             return source
         if not source.leaves and _has_word(source.text, text):
             return source
     return None
-
-
-def _same_leaf(value: Any, leaf: Any) -> bool:
-    if isinstance(value, str) != isinstance(leaf, str):
-        return False
-    return bool(value == leaf)
 
 
 def _has_word(haystack: str, needle: str) -> bool:
@@ -218,8 +212,6 @@ def _clause_holds(call: ToolCall, clause: str, path: Path, value: Any) -> bool:
     try:
         compiled = parse_tool_call(f"{call.name} where {clause}")
     except GrammarError:
-        return False
-    if len(compiled.clauses) != 1:
         return False
     only = compiled.clauses[0]
     found = lookup(call.arguments, only.path)
@@ -301,7 +293,6 @@ def _usable_reply_text(text: str) -> bool:
         and text == text.strip()
         and "\n" not in text
         and "${" not in text
-        and text.lower() not in _FILLER
     )
 
 
