@@ -193,6 +193,23 @@ def diff(old: str, new: str) -> None:
 
 
 @main.command()
+@click.argument("spec", type=click.Path(path_type=str))
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Add the steps to SPEC itself, after its existing steps, keeping its comments and "
+    "layout (refused when SPEC already has assertion steps).",
+)
+def suggest(spec: str, write: bool) -> None:
+    """Print assertion steps that SPEC's recorded trace satisfies: each tool call with the
+    arguments threaded from the prompt or an earlier tool result, the tools left alone, and
+    a value the reply repeats."""
+    from flowproof.cli.suggest import suggest_command
+
+    suggest_command(spec, write)
+
+
+@main.command()
 @click.option(
     "--agent",
     "command",
