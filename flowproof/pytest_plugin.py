@@ -61,11 +61,35 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class SpecFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        yield FlowItem.from_parent(self, name=self.path.stem)
+        item = FlowItem.from_parent(self, name=self.path.stem)
+        title = flow_title(self.path)
+        if title:
+            # `-k Zanzibar` selects "Trip planner books Zanzibar": -k matches keywords by
+            # substring, and the file's stem rarely holds the words a flow is known by.
+            item.extra_keyword_matches.add(title)
+            item.user_properties.append(("flow", title))  # --junitxml shows it
+            item.flow_title = title
+        yield item
+
+
+def flow_title(path: Path) -> str:
+    """The spec's `name:`, read without the spec loader ('' when it has none or will not
+    parse: running the flow then says what is wrong, with its file and line)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    return " ".join(name.split()) if isinstance(name, str) else ""
 
 
 class FlowItem(pytest.Item):
     """One flow, run as `flowproof run` (or `record`) runs it, with its run record written."""
+
+    flow_title = ""
+    """The flow's `name:` (its keyword for `-k`, and how failures and reports name it)."""
 
     def runtest(self) -> None:
         import asyncio
@@ -84,11 +108,26 @@ class FlowItem(pytest.Item):
         from flowproof.redaction import REDACT
 
         if isinstance(excinfo.value, FlowFailed | FlowproofError):
-            return REDACT(str(excinfo.value))  # an agent may have echoed a key into a reason
+            # An agent may have echoed a key into a reason.
+            message = REDACT(str(excinfo.value))
+            replaying = not self.config.getoption("flowproof_record")
+            if isinstance(excinfo.value, FlowFailed) and replaying:
+                message += f"\n{self._rerecord_hint()}"
+            return message
         return super().repr_failure(excinfo)
 
+    def _rerecord_hint(self) -> str:
+        """How to accept the change, when the change is the intended one."""
+        return (
+            f"if the agent changed on purpose, re-record this flow: "
+            f"pytest --flowproof --flowproof-record '{self.nodeid}' "
+            "(with FLOWPROOF_AGENT_UPSTREAM and the provider's key set), "
+            "then review the trace's diff before committing it"
+        )
+
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"flowproof flow {self.path}"
+        title = f" '{self.flow_title}'" if self.flow_title else ""
+        return self.path, None, f"flowproof flow{title} {self.path}"
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from flowproof.matching.divergence import Divergence
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
+    DifferenceRecord,
     DivergenceRecord,
     ErrorRecord,
     ExecutedCallRecord,
@@ -168,6 +169,11 @@ def _divergence(divergence: Divergence) -> DivergenceRecord:
         replayed=difference.replayed if difference else None,
         note=difference.note if difference else "",
         reason=divergence.reason,
+        differences=[
+            DifferenceRecord(path=d.path, recorded=d.recorded, replayed=d.replayed, note=d.note)
+            for d in divergence.fields.shown
+        ],
+        more_differences=divergence.fields.unshown,
         headline=divergence.headline,
         text=divergence.render(),
     )

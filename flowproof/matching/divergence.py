@@ -1,8 +1,9 @@
 """Why a replayed request matches no recorded turn, in the order a reviewer wants to read it.
 
 Envelope first (dialect, model, tool names, message roles and count), because "you added a
-tool" is a one-line answer where a byte diff of two long prompts is unreadable; then the first
-JSON path whose values differ, with both values. Tool-call `arguments` are JSON inside a string,
+tool" is a one-line answer where a byte diff of two long prompts is unreadable; then the
+JSON paths whose values differ, each with both values (every one, up to ten, so a renamed
+argument names its old key and its new one). Tool-call `arguments` are JSON inside a string,
 so the diff descends into them when both sides parse, and shows them whole when not.
 Fields the flow declared volatile (`ignore_fields:`) are left out of the diff, as they are
 out of matching: a divergence never names an ignored path.
@@ -11,7 +12,7 @@ out of matching: a divergence never names an ignored path.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -72,6 +73,16 @@ class Divergence:
     remedy: str = ""
     """What to declare so that this request matches, when the difference's shape says it
     (a date, a per-run id, a tool's output: matching/remedy.py); empty otherwise."""
+    others: tuple[Difference, ...] = ()
+    """The differing fields after `difference` (a renamed argument's new key), bounded."""
+    unshown: int = 0
+    """How many more fields differ beyond `difference` and `others`."""
+
+    @property
+    def fields(self) -> FieldDifferences:
+        """Every differing field shown, the first one first."""
+        first = (self.difference,) if self.difference is not None else ()
+        return FieldDifferences((*first, *self.others), self.unshown)
 
     @property
     def detail(self) -> str:
@@ -98,6 +109,7 @@ class Divergence:
         lines = [self.headline, *self.envelope]
         if self.recorded_index is not None and self.detail not in self.envelope:
             lines.append(self.detail)
+            lines += self.fields.lines()[1:]
         if self.remedy:
             lines.append(f"remedy: {self.remedy}")
         return "\n".join(lines)
@@ -126,10 +138,23 @@ def explain(
         )
     else:
         envelope = tuple(_envelope_lines(replayed_dialect, recorded, replayed))
-    found = find_difference(compared(recorded, ignored), compared(replayed, ignored))
-    reason = EQUAL_BODIES if found is None else ""
+    fields = field_differences(compared(recorded, ignored), compared(replayed, ignored))
+    if recorded_dialect != replayed_dialect.name:
+        # Two APIs' bodies differ everywhere, field by field: the dialect line says it all.
+        fields = FieldDifferences(fields.shown[:1])
+    reason = EQUAL_BODIES if fields.first is None else ""
     remedy = _remedy(recorded, replayed, ignored) if not envelope else ""
-    return Divergence(MODEL_LANE, index, turn_position + 1, envelope, found, reason, remedy)
+    return Divergence(
+        MODEL_LANE,
+        index,
+        turn_position + 1,
+        envelope,
+        fields.first,
+        reason,
+        remedy,
+        others=fields.shown[1:],
+        unshown=fields.unshown,
+    )
 
 
 def _remedy(recorded: Any, replayed: Any, ignored: Sequence[FieldPath]) -> str:
@@ -175,31 +200,69 @@ def first_difference(recorded: Any, replayed: Any) -> str | None:
 def find_difference(recorded: Any, replayed: Any) -> Difference | None:
     """The first place two JSON values differ, compared exactly (key order and the types of
     numbers and booleans count, as they do for matching); None when they are equal."""
-    return _first(recorded, replayed, inside_json=False)
+    return next(_all(recorded, replayed, inside_json=False), None)
 
 
-def _first(recorded: Any, replayed: Any, inside_json: bool) -> Difference | None:
+@dataclass(frozen=True, slots=True)
+class FieldDifferences:
+    """Every field at which two bodies differ, the first `SHOWN_FIELDS` of them shown."""
+
+    shown: tuple[Difference, ...] = ()
+    unshown: int = 0
+    """How many more differing fields there are beyond `shown`."""
+
+    @property
+    def first(self) -> Difference | None:
+        return self.shown[0] if self.shown else None
+
+    def lines(self) -> list[str]:
+        more = [f"... and {self.unshown} more differing fields"] if self.unshown else []
+        return [str(difference) for difference in self.shown] + more
+
+
+SHOWN_FIELDS = 10
+"""A renamed argument is two fields (one gone, one new) and a reworded prompt one; past ten,
+more lines bury the ones that explain it, so the rest are counted."""
+
+
+def field_differences(recorded: Any, replayed: Any, limit: int = SHOWN_FIELDS) -> FieldDifferences:
+    """Every place two JSON values differ, compared as `find_difference` compares them, in
+    body order; descending into tool-call arguments, so a renamed argument names both its old
+    and its new key. Divergences and `record --diff` both word request changes with this."""
+    shown: list[Difference] = []
+    unshown = 0
+    for found in _all(recorded, replayed, inside_json=False):
+        if len(shown) < limit:
+            shown.append(found)
+        else:
+            unshown += 1
+    return FieldDifferences(tuple(shown), unshown)
+
+
+def _all(recorded: Any, replayed: Any, inside_json: bool) -> Iterator[Difference]:
     for path, a, b in differences(recorded, replayed, exact=True):
         # Argument paths read like assertion paths (`passengers.0.name`), body paths like the
         # wire (`messages[1]`).
         where = format_path(path) if inside_json else format_indexed(path)
         if isinstance(a, dict) and isinstance(b, dict):  # `exact` yields two dicts: reordered
-            return Difference(where or "(body)", str(list(a)), str(list(b)), REORDERED)
-        return _leaf(where or ("(arguments)" if inside_json else ""), a, b)
-    return None
+            yield Difference(where or "(body)", str(list(a)), str(list(b)), REORDERED)
+        else:
+            yield from _leaf(where or ("(arguments)" if inside_json else ""), a, b)
 
 
-def _leaf(where: str, recorded: Any, replayed: Any) -> Difference:
+def _leaf(where: str, recorded: Any, replayed: Any) -> Iterator[Difference]:
     if isinstance(recorded, str) and isinstance(replayed, str):
         inner = _json_inside(where, recorded, replayed)
         if inner is not None:
-            return inner
+            yield from inner
+            return
         if max(len(recorded), len(replayed)) > _SHOWN:
-            return _text_window(where, recorded, replayed)
-    return Difference(where, _show(recorded), _show(replayed))
+            yield _text_window(where, recorded, replayed)
+            return
+    yield Difference(where, _show(recorded), _show(replayed))
 
 
-def _json_inside(where: str, recorded: str, replayed: str) -> Difference | None:
+def _json_inside(where: str, recorded: str, replayed: str) -> list[Difference] | None:
     """Diff two strings that both hold JSON containers (tool-call arguments) field by field."""
     try:
         a, b = read_json(recorded), read_json(replayed)
@@ -207,11 +270,11 @@ def _json_inside(where: str, recorded: str, replayed: str) -> Difference | None:
         return None
     if not isinstance(a, dict | list) or not isinstance(b, dict | list):
         return None
-    found = _first(a, b, inside_json=True)
-    if found is None:
+    inner = [replace(found, path=f"{where}: {found.path}") for found in _all(a, b, True)]
+    if not inner:
         # Equal parsed values with different bytes (spacing, key order) still diverge: say so.
-        return Difference(where, _show(recorded), _show(replayed), SAME_JSON)
-    return replace(found, path=f"{where}: {found.path}")
+        return [Difference(where, _show(recorded), _show(replayed), SAME_JSON)]
+    return inner
 
 
 def _text_window(where: str, recorded: str, replayed: str) -> Difference:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flowproof.matching.divergence import Divergence, find_difference
+from flowproof.matching.divergence import Divergence, field_differences, find_difference
 
 LANE_PREFIX = "mcp."
 META = "_meta"
@@ -148,9 +148,18 @@ class CallMatcher:
         index = self._closest(request, candidates)
         recorded = self.calls[index].request
         lines = (f"call: {shown}", *_envelope(recorded, request))
-        found = find_difference(comparable(recorded), comparable(request))
-        reason = "" if found is not None else "the calls are equal (no difference found)"
-        return Divergence(self.lane, number, index + 1, lines, found, reason)
+        fields = field_differences(comparable(recorded), comparable(request))
+        reason = "" if fields.first is not None else "the calls are equal (no difference found)"
+        return Divergence(
+            self.lane,
+            number,
+            index + 1,
+            lines,
+            fields.first,
+            reason,
+            others=fields.shown[1:],
+            unshown=fields.unshown,
+        )
 
     def _closest(self, request: dict[str, Any], candidates: list[int]) -> int:
         """Same method and tool first, then earliest: a sequential agent is compared with the

@@ -17,6 +17,7 @@ from flowproof.lanes import MODEL_LANE
 from flowproof.readjson import read_json
 from flowproof.runrecord.model import (
     ControlRecord,
+    DifferenceRecord,
     DivergenceRecord,
     FlowRecord,
     RunRecord,
@@ -117,6 +118,49 @@ class ExecutedView:
 
 
 @dataclass(frozen=True, slots=True)
+class Marked:
+    """A value as shown, split around the span where it differs from the other side's: a long
+    prompt's one changed word is found at a glance."""
+
+    before: str
+    changed: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldView:
+    """One differing field of a divergence: where, and both sides marked."""
+
+    location: str
+    line: str
+    """`location: recorded X, replayed Y`, as the terminal prints it."""
+    recorded: Marked
+    replayed: Marked
+
+
+def mark_change(recorded: str, replayed: str) -> tuple[Marked, Marked]:
+    """Both texts split into the prefix and suffix they share and the span between, which is
+    what differs (empty on the side that only lacks something)."""
+    limit = min(len(recorded), len(replayed))
+    start = next((i for i in range(limit) if recorded[i] != replayed[i]), limit)
+    end = 0  # how many characters, counted from the end, both share after `start`
+    while end < limit - start and recorded[-1 - end] == replayed[-1 - end]:
+        end += 1
+    # Whole words are marked (`an aisle` → `a window`, not `n aisle` → ` window`): a reader
+    # looks for words. The shared prefix and suffix are the same on both sides, so one
+    # side's characters decide.
+    while start > 0 and recorded[start - 1].isalnum():
+        start -= 1
+    while end > 0 and recorded[len(recorded) - end].isalnum():
+        end -= 1
+
+    def split(text: str) -> Marked:
+        return Marked(text[:start], text[start : len(text) - end], text[len(text) - end :])
+
+    return split(recorded), split(replayed)
+
+
+@dataclass(frozen=True, slots=True)
 class DivergenceView:
     request: int
     recorded_turn: int | None
@@ -137,6 +181,10 @@ class DivergenceView:
     recorded: str
     replayed: str
     text: str
+    fields: list[FieldView]
+    """Every differing field shown (the first is `location`), each side marked where it differs."""
+    more_fields: int
+    """How many more fields differ beyond `fields`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,7 +445,27 @@ def _divergence(data: DivergenceRecord) -> DivergenceView:
         recorded=recorded,
         replayed=replayed,
         text=data.text,
+        fields=[_field(d) for d in _differences(data)],
+        more_fields=data.more_differences,
     )
+
+
+def _differences(data: DivergenceRecord) -> list[DifferenceRecord]:
+    """The record's differing fields; a record written before they were all kept has its
+    first one alone."""
+    if data.differences or data.path is None:
+        return list(data.differences)
+    first = DifferenceRecord(
+        path=data.path, recorded=data.recorded or "", replayed=data.replayed or "", note=data.note
+    )
+    return [first]
+
+
+def _field(data: DifferenceRecord) -> FieldView:
+    recorded, replayed = mark_change(data.recorded, data.replayed)
+    location = f"{data.path}: {data.note}" if data.note else data.path
+    line = f"{location}: recorded {data.recorded}, replayed {data.replayed}"
+    return FieldView(location, line, recorded, replayed)
 
 
 def _turn(turn: TimelineEntry) -> TurnView:

@@ -97,6 +97,19 @@ must describe every row a record may hold. A row type is named by its registrati
 kind's class, so building the run record's model never loads a kind's behaviour."""
 
 
+class DifferenceRecord(_Model):
+    """One field at which a request differs from the recorded one."""
+
+    path: str
+    """Where (`messages[3].tool_calls[0].function.arguments: city`)."""
+    recorded: str
+    """The recorded value, as the message shows it (`(absent)` when the field is new)."""
+    replayed: str
+    """The replayed value, as the message shows it (`(absent)` when the field is gone)."""
+    note: str = ""
+    """A qualifier of the difference (`same keys in a different order`, ...)."""
+
+
 class DivergenceRecord(_Model):
     """The first request no recorded entry served."""
 
@@ -120,6 +133,10 @@ class DivergenceRecord(_Model):
     """A qualifier of the difference (`same keys in a different order`, ...)."""
     reason: str = ""
     """Why there is no path to show (an extra call; equal bodies)."""
+    differences: list[DifferenceRecord] = []
+    """Every differing field shown, `path` first (at most ten)."""
+    more_differences: int = 0
+    """How many more fields differ beyond `differences`."""
     headline: str
     """Its first line: which request, compared with which recorded entry."""
     text: str

@@ -2,7 +2,9 @@
 
 A re-record is the moment drift is accepted, so the reviewer needs what CHANGED in behaviour,
 not a byte diff of two cassettes: the tool-call sequence, the arguments by path, and the
-request-level inputs the agent controls (system prompt, offered tools and their schemas, model).
+request-level inputs the agent controls (system prompt, offered tools and their schemas, model),
+and then, turn by turn, every other field of a request that changed (an id the agent now echoes
+in lower case changes no answer of the model, but it is what the next replay compares).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowproof.dialects.base import tool_name
+from flowproof.matching.divergence import Difference, FieldDifferences, field_differences
 from flowproof.trace.changes import call_changes, shown, value_changes
 from flowproof.trace.model import Trace
 from flowproof.trace.trajectory import build_trajectory, main_thread
@@ -21,6 +24,7 @@ def diff_traces(old: Trace, new: Trace) -> list[str]:
     before, after = build_trajectory(old.turns), build_trajectory(new.turns)
     lines = list(call_changes(before.tool_calls, after.tool_calls))
     lines += _request_changes(old, new)
+    lines += turn_request_changes(old, new)
     if before.reply != after.reply:
         lines.append(f"reply: {shown(before.reply)} → {shown(after.reply)}")
     return lines
@@ -70,3 +74,36 @@ def _tools(request: Any) -> dict[str, Any]:
 
 def _get(body: Any, key: str) -> Any:
     return body.get(key) if isinstance(body, dict) else None
+
+
+SUMMARISED_KEYS = ("tools", "model")
+"""Request keys the lines above word once for the whole trace (`tools offered`, `model`)."""
+
+
+def turn_request_changes(old: Trace, new: Trace) -> list[str]:
+    """`turn N request: PATH: was → now` for every field of a request that differs from the
+    previous trace's request at the same position, in the form divergences use
+    (matching/divergence.py); a turn the previous trace lacks is the call sequence's business."""
+    lines = []
+    for number, (was, now) in enumerate(zip(old.turns, new.turns, strict=False), 1):
+        found = request_fields(was.request, now.request)
+        lines += [f"turn {number} request: {_field(difference)}" for difference in found.shown]
+        if found.unshown:
+            lines.append(f"turn {number} request: ... and {found.unshown} more differing fields")
+    return lines
+
+
+def request_fields(was: Any, now: Any) -> FieldDifferences:
+    """The fields at which two requests differ, the trace-wide keys left out."""
+    return field_differences(_without_summarised(was), _without_summarised(now))
+
+
+def _without_summarised(request: Any) -> Any:
+    if not isinstance(request, dict):
+        return request
+    return {key: value for key, value in request.items() if key not in SUMMARISED_KEYS}
+
+
+def _field(difference: Difference) -> str:
+    kind = f"{difference.note}: " if difference.note else ""
+    return f"{difference.path}: {kind}{difference.recorded} → {difference.replayed}"

@@ -107,6 +107,12 @@ def echo(call):
         parsed = json.loads(arguments)
         parsed["flight"]["id"] = "KQ999"
         arguments = json.dumps(parsed)
+    if BUG == "rename-argument" and call.function.name == "search_flights":
+        parsed = json.loads(arguments)  # a refactor renamed `destination` in the history
+        parsed["location"] = parsed.pop("destination")
+        arguments = json.dumps(parsed)
+    if BUG == "lowercase-flight-id" and call.function.name == "create_booking":
+        arguments = arguments.replace("KQ311", "kq311")  # a normaliser that now lowercases ids
     return {
         "id": call.id,
         "type": "function",

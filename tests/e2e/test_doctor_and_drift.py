@@ -112,6 +112,30 @@ def test_rerecord_with_diff_prints_the_added_call_and_changed_argument(
     assert "now also calls check_visa" in changed.stderr
 
 
+def test_rerecord_with_diff_names_a_changed_request_the_answers_did_not_show(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    assert record(tmp_path, upstream).code == 0
+    upstream.received.clear()
+    upstream.script = BOOKING_SCRIPT
+    # The model answers as before: only what the agent puts back into the history changed.
+    write_spec(tmp_path, agent_env={"AGENT_BUG": "lowercase-flight-id"})
+    result = flowproof(
+        "record",
+        "--diff",
+        "specs",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url},
+    )
+    assert result.code == 0, result.output
+    assert "no trajectory changes" not in result.stderr
+    changed_at = "messages[4].tool_calls[0].function.arguments: flight.id"
+    assert f'- turn 3 request: {changed_at}: "KQ311" → "kq311"' in result.stderr
+    assert "turn 1 request" not in result.stderr and "turn 2 request" not in result.stderr
+
+
 def test_a_failing_rerecord_keeps_the_previous_trace_and_prints_no_diff(
     recorded: Path, upstream: ScriptedUpstream
 ) -> None:

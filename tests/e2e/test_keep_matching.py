@@ -43,6 +43,9 @@ def test_only_the_changed_turn_reaches_the_model_and_the_rest_keep_their_bytes(
     after = json.loads(trace.read_text())["lanes"]["model"]
     assert after[:2] == before[:2] and after[2] != before[2]
     assert "kept from the previous trace, unchanged: turns 1, 2" in healed.stderr
+    changed_at = "messages[4].tool_calls[0].function.arguments: flight.id"
+    assert f"re-recorded: turn 3 (the request changed at {changed_at})" in healed.stderr
+    assert f'turn 3 request: {changed_at}: "KQ311" → "KQ999"' in healed.stderr
     assert "reply:" in healed.stderr and "KQ999" in healed.stderr
 
 

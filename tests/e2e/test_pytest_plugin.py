@@ -57,6 +57,30 @@ def test_flows_run_under_xdist_and_k(project: Path, pytester: pytest.Pytester) -
     result.assert_outcomes(passed=1)  # the diverging flow was deselected by -k
 
 
+def test_k_selects_a_flow_by_a_word_of_its_name_and_junit_names_it(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    write_spec(project, name="trip", title="Trip planner books Zanzibar")
+    shutil.copy(project / "specs" / "booking.trace.json", project / "specs" / "trip.trace.json")
+    junit = project / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        "--flowproof", "specs", "-k", "Zanzibar", f"--junitxml={junit}", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1)  # the trip flow alone: its file says nothing of Zanzibar
+    assert 'name="trip"' in junit.read_text()
+    assert '<property name="flow" value="Trip planner books Zanzibar"' in junit.read_text()
+
+
+def test_a_failing_flow_says_how_to_re_record_it(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "regressed")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*re-record this flow: pytest --flowproof --flowproof-record 'specs/regressed.yaml::regressed'*"
+        ]
+    )
+
+
 def test_without_the_option_no_spec_is_collected(project: Path, pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("specs", "--collect-only", "-q")
     assert not [line for line in result.outlines if "::" in line]

@@ -168,3 +168,22 @@ def test_replay_refuses_a_trace_that_holds_the_record_key(recorded: Path) -> Non
     assert result.code == 2
     assert "holds the value of OPENAI_API_KEY; delete it and re-record" in result.stderr
     assert KEY not in result.stderr
+
+
+def test_a_renamed_argument_divergence_names_the_old_key_and_the_new_one(recorded: Path) -> None:
+    write_spec(recorded, agent_env={"AGENT_BUG": "rename-argument"})
+    result = flowproof("run", "specs", cwd=recorded)
+    assert result.code == 1, result.output
+    at = "messages[2].tool_calls[0].function.arguments"
+    gone = f'{at}: destination: recorded "NBO", replayed (absent)'
+    new = f'{at}: location: recorded (absent), replayed "NBO"'
+    assert gone in result.stderr and new in result.stderr
+    reports = (recorded / ".flowproof" / "runs").glob("*/report.json")
+    report = max(reports, key=lambda path: path.stat().st_mtime)  # this run's, not the record's
+    divergence = json.loads(report.read_text())["flows"][0]["divergence"]
+    assert [d["path"] for d in divergence["differences"]] == [
+        f"{at}: destination",
+        f"{at}: location",
+    ]
+    assert divergence["more_differences"] == 0
+    assert gone in divergence["text"] and new in divergence["text"]

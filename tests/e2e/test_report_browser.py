@@ -131,3 +131,43 @@ def test_html_report_of_a_diverged_run_in_headless_chromium(diverged_run: Path) 
             browser.close()
     assert problems == []
     assert shot.stat().st_size > 10_000
+
+
+LONG_PROMPT = (
+    "Book me a flight to Nairobi tomorrow, an aisle seat near the front, one checked bag, "
+    "a vegetarian meal, and send the confirmation to the address on file; "
+    "if the morning flight is full, take the earliest one after it."
+)
+
+
+def test_the_changed_word_of_a_long_prompt_is_marked_on_both_sides(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    spec = write_spec(tmp_path)
+    spec.write_text(spec.read_text().replace("Book me a flight to Nairobi tomorrow", LONG_PROMPT))
+    recorded = record(tmp_path, upstream)
+    assert recorded.code == 0, recorded.output
+    upstream.stop()
+    spec.write_text(spec.read_text().replace("an aisle seat", "a window seat"))
+    replayed = flowproof("run", "specs", cwd=tmp_path)
+    assert replayed.code == 1, replayed.output
+    html = write_html_report(tmp_path)
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(html.as_uri(), wait_until="load")
+            was = page.locator(".divergence .side.del mark.changed")
+            now = page.locator(".divergence .side.ins mark.changed")
+            assert was.count() == 1 and now.count() == 1
+            assert was.is_visible() and now.is_visible()
+            # The marks hold what changed, not the whole prompt around it.
+            assert was.inner_text() == "an aisle" and now.inner_text() == "a window"
+            side = page.locator(".divergence .side.ins span").first.inner_text()
+            assert "seat near the front" in side and len(side) > len(now.inner_text()) + 40
+            background = now.evaluate("mark => getComputedStyle(mark).backgroundColor")
+            assert background not in ("", "rgba(0, 0, 0, 0)", "transparent")
+        finally:
+            browser.close()
