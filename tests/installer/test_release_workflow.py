@@ -73,3 +73,18 @@ def test_the_npm_launcher_knows_exactly_the_built_targets() -> None:
         timeout=30,
     )
     assert sorted(json.loads(done.stdout)) == sorted(built_targets())
+
+
+def test_the_action_is_tested_as_assembled_and_its_major_tag_is_the_one_users_are_told() -> None:
+    job = WORKFLOW["jobs"]["action"]
+    assert job["needs"] == "publish"
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert 'python installer/action_tree.py "$RUNNER_TEMP/action"' in runs
+    assert 'FLOWPROOF_ACTION_ROOT="$RUNNER_TEMP/action"' in runs
+    assert 'git tag --force "$ACTION_MAJOR"' in runs
+    assert 'git push --quiet --force origin "refs/tags/$ACTION_MAJOR"' in runs
+    told = f"uses: {job['env']['ACTION_REPOSITORY']}@{job['env']['ACTION_MAJOR']}"
+    for doc in ("README.md", "docs/ci.md", "docs/action.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert told in text, doc
+        assert not re.findall(r"uses: flowproof/[\w-]+@v\d+", text.replace(told, "")), doc
