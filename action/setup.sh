@@ -21,8 +21,9 @@ check upload-report "$IN_UPLOAD_REPORT" true false
 
 version=${IN_VERSION:-}
 if [ -z "$version" ]; then
-  # This action release's own flowproof: the version in the package it was tagged with.
-  version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$ACTION_PATH/flowproof/__init__.py")
+  # This action release's own flowproof: the version its installer was released with (the
+  # installer ships in the action's tree, here and in the published flowproof/action).
+  version=$(sed -n 's/^FLOWPROOF_RELEASED_VERSION="\(.*\)"$/\1/p' "$ACTION_PATH/installer/install.sh")
 fi
 version=${version#v}
 case "$version" in

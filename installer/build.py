@@ -35,7 +35,9 @@ RELEASE = DIST / "release"
 SUMS = "SHA256SUMS"
 ARCHIVE_PATTERN = re.compile(r"^flowproof-[0-9][^-]*-[a-z0-9]+-[a-z0-9]+(-gnu|-musl)?\.tar\.gz$")
 
-OPERATING_SYSTEMS = {"linux": "linux", "darwin": "darwin", "win32": "win32"}
+# No Windows target: the engine starts agents through /bin/sh and process groups (it exits 2 on
+# Windows and points at WSL), so a Windows build could not run a flow.
+OPERATING_SYSTEMS = {"linux": "linux", "darwin": "darwin"}
 ARCHITECTURES = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
 
 

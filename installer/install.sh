@@ -45,7 +45,7 @@ detect_os() {
         Linux) echo linux ;;
         Darwin) echo darwin ;;
         MINGW* | MSYS* | CYGWIN* | Windows_NT)
-            err "on Windows, use the win32-x64 archive from the release page or 'npm install flowproof'" ;;
+            err "Windows is not supported yet; run flowproof in WSL (Windows Subsystem for Linux), where this script installs the Linux build" ;;
         *) err "unsupported operating system: $(uname -s)" ;;
     esac
 }
@@ -72,11 +72,11 @@ detect_arch() {
     echo "$_arch"
 }
 
-# Prints gnu or musl. glibc must be at least the floor the release builds are gated at.
+# Prints gnu: glibc at least the floor the release builds are gated at. No musl build is made
+# (PyInstaller bundles the build host's C library), so musl stops here with what to do instead.
 detect_libc() {
     if ldd --version 2>&1 | grep -qi musl; then
-        echo musl
-        return
+        err "musl-based Linux (Alpine) is not supported: flowproof is built against glibc. Use a glibc-based image (Debian, Ubuntu, e.g. python:3.12-slim or node:24-slim), or install the Python package"
     fi
     _glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | sed -n 's/^glibc //p')"
     if [ -z "$_glibc" ]; then

@@ -39,8 +39,23 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
+WINDOWS_UNSUPPORTED = (
+    "error: Windows is not supported yet; run flowproof in WSL (Windows Subsystem for Linux), "
+    "where the Linux build runs"
+)
+
+
 class GuardedGroup(click.Group):
     """A click group whose subcommands all run inside the boundary."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Every way in (the console script, `python -m flowproof`, the frozen engine) passes
+        # here first. On Windows the command driver cannot start an agent (it needs a POSIX
+        # shell and process groups), so stop before anything runs rather than fail mid-flow.
+        if sys.platform == "win32":
+            out(WINDOWS_UNSUPPORTED)
+            sys.exit(EXIT_CONFIG)
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

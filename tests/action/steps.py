@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.action.root import ACTION_ROOT
 
 
 def runner_temp(tmp_path: Path) -> Path:
@@ -47,7 +47,7 @@ def step(script: str, runner: Path, *, path: str | None = None, **env: str) -> S
         **env,
     }
     done = subprocess.run(
-        ["bash", str(ROOT / "action" / script)],
+        ["bash", str(ACTION_ROOT / "action" / script)],
         env=environ,
         cwd=runner.parent,
         capture_output=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.action.root import ACTION_ROOT
 from tests.action.steps import Step, runner_temp, step
-from tests.conftest import ROOT
 
 FAKE_FLOWPROOF = textwrap.dedent("""\
     #!/usr/bin/env bash
@@ -47,7 +47,7 @@ def runner(tmp_path: Path) -> Path:
 
 def setup_env(**overrides: str) -> dict[str, str]:
     return {
-        "ACTION_PATH": str(ROOT),
+        "ACTION_PATH": str(ACTION_ROOT),
         "IN_VERSION": "",
         "IN_COMMENT": "auto",
         "IN_FAIL_ON_FAILURE": "true",

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.action.root import ACTION_ROOT
 from tests.conftest import ROOT
 
-ACTION = ROOT / "action.yml"
+ACTION = ACTION_ROOT / "action.yml"
 INJECTION = ("${{ inputs.", "${{ github.event.")
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 
@@ -65,7 +66,7 @@ def test_it_is_a_composite_of_bash_steps_and_pinned_actions(action: dict[str, An
             assert step["shell"] == "bash", step
             script = re.fullmatch(r'bash "\$ACTION_PATH/(action/[\w.-]+\.sh)"', step["run"])
             assert script, step["run"]
-            assert (ROOT / script.group(1)).is_file()
+            assert (ACTION_ROOT / script.group(1)).is_file()
             assert step["env"]["ACTION_PATH"] == "${{ github.action_path }}"
         else:
             assert PINNED.match(step["uses"]), f"{step['uses']} is not pinned by commit"
@@ -118,10 +119,11 @@ def test_the_job_ends_with_flowproofs_exit_code(action: dict[str, Any]) -> None:
 
 
 def test_the_version_default_is_the_packaged_version() -> None:
-    init = (ROOT / "flowproof" / "__init__.py").read_text(encoding="utf-8")
-    assert re.search(r'^__version__ = "[^"]+"$', init, re.MULTILINE), (
-        "action/setup.sh reads the pinned version from this line"
-    )
+    from flowproof import __version__
+
+    installer = (ACTION_ROOT / "installer" / "install.sh").read_text(encoding="utf-8")
+    # action/setup.sh reads the pinned version from this line of the installer it ships with
+    assert f'\nFLOWPROOF_RELEASED_VERSION="{__version__}"\n' in installer
 
 
 def test_docs_describe_every_input_and_output(action: dict[str, Any]) -> None:
@@ -132,9 +134,12 @@ def test_docs_describe_every_input_and_output(action: dict[str, Any]) -> None:
 
 
 def test_action_files_ship_with_the_repository() -> None:
-    scripts = sorted(p.name for p in (ROOT / "action").glob("*.sh"))
+    scripts = sorted(p.name for p in (ACTION_ROOT / "action").glob("*.sh"))
     assert scripts == ["comment.sh", "finish.sh", "install.sh", "lib.sh", "run.sh", "setup.sh"]
     for script in scripts:
         if script != "lib.sh":
-            assert (ROOT / "action" / script).stat().st_mode & 0o111, f"{script} is executable"
-    assert Path(ROOT / "action.yml").is_file()
+            assert (ACTION_ROOT / "action" / script).stat().st_mode & 0o111, (
+                f"{script} is executable"
+            )
+    assert Path(ACTION_ROOT / "action.yml").is_file()
+    assert (ACTION_ROOT / "installer" / "install.sh").is_file()  # the install step runs it

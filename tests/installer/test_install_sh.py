@@ -286,3 +286,48 @@ def test_the_script_installs_the_version_it_is_released_with() -> None:
     text = INSTALLER.read_text(encoding="utf-8")
     assert f'FLOWPROOF_RELEASED_VERSION="{__version__}"' in text
     assert text.rstrip().endswith('main "$@" || exit 1')
+
+
+def pretend(tmp_path: Path, **commands: str) -> str:
+    """A PATH whose first folder holds shell scripts standing in for `commands` (uname, ldd):
+    this machine, as the installer would see another."""
+    tools = tmp_path / "pretend"
+    tools.mkdir()
+    for name, body in commands.items():
+        script = tools / name
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+    return f"{tools}{os.pathsep}{os.environ['PATH']}"
+
+
+ALPINE_UNAME = 'case "$1" in -s) echo Linux ;; -m) echo x86_64 ;; *) echo Linux ;; esac'
+# What Alpine's ldd (musl's dynamic loader) prints for --version: on stderr, exit 1.
+ALPINE_LDD = 'echo "musl libc (x86_64)" >&2; echo "Version 1.2.5" >&2; exit 1'
+
+
+def test_musl_is_refused_naming_a_glibc_image_and_nothing_is_downloaded(
+    tmp_path: Path, released: Path, server: ReleaseServer, home: Path
+) -> None:
+    path = pretend(tmp_path, uname=ALPINE_UNAME, ldd=ALPINE_LDD)
+    done = install(server, home, PATH=path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "flowproof-install: error: musl-based Linux (Alpine) is not supported: flowproof is "
+        "built against glibc. Use a glibc-based image (Debian, Ubuntu, e.g. python:3.12-slim "
+        "or node:24-slim), or install the Python package\n"
+    )
+    assert server.requested == []
+    assert not (home / ".flowproof").exists()
+
+
+def test_windows_shells_are_pointed_at_wsl(
+    tmp_path: Path, released: Path, server: ReleaseServer, home: Path
+) -> None:
+    path = pretend(tmp_path, uname='echo "MINGW64_NT-10.0-19045"')
+    done = install(server, home, PATH=path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "flowproof-install: error: Windows is not supported yet; run flowproof in WSL (Windows "
+        "Subsystem for Linux), where this script installs the Linux build\n"
+    )
+    assert server.requested == []

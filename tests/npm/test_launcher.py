@@ -247,3 +247,42 @@ def test_an_engine_package_without_its_executable_exits_2(tmp_path: Path, projec
         f"{engine_package / 'flowproof' / 'flowproof'} does not exist; reinstall it.\n"
     )
     assert result.code == 2
+
+
+def pretend(tmp_path: Path, name: str, source: str) -> dict[str, str]:
+    """NODE_OPTIONS that run `source` before the launcher: this machine, seen as another."""
+    script = tmp_path / f"{name}.js"
+    script.write_text(source)
+    return {"NODE_OPTIONS": f"--require {script}"}
+
+
+def test_windows_exits_2_pointing_at_wsl_not_at_a_missing_package(
+    launcher: Path, tmp_path: Path
+) -> None:
+    windows = pretend(
+        tmp_path, "win32", "Object.defineProperty(process, 'platform', { value: 'win32' });\n"
+    )
+    result = launch(launcher, "--version", env=windows)
+    assert result.stderr == (
+        "flowproof: Windows is not supported yet; run flowproof in WSL (Windows Subsystem for "
+        "Linux), where `npm install flowproof` installs the Linux engine.\n"
+    )
+    assert (result.code, result.stdout) == (2, "")
+
+
+def test_musl_exits_2_naming_a_glibc_image(launcher: Path, tmp_path: Path) -> None:
+    alpine = pretend(
+        tmp_path,
+        "alpine",
+        "const fs = require('fs');\n"
+        "const read = fs.readFileSync;\n"
+        "fs.readFileSync = (file, ...rest) => file === '/usr/bin/ldd'\n"
+        "  ? '#!/bin/sh\\nexec /lib/ld-musl-x86_64.so.1 --list \"$@\"\\n' : read(file, ...rest);\n",
+    )
+    result = launch(launcher, "--version", env=alpine)
+    assert result.stderr == (
+        "flowproof: musl-based Linux (Alpine) is not supported: the engine is built against "
+        "glibc. Use a glibc-based image (Debian, Ubuntu, e.g. node:24-slim), or the Python "
+        "package.\n"
+    )
+    assert (result.code, result.stdout) == (2, "")

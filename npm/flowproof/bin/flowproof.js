@@ -80,6 +80,8 @@ function missingPackage(key, name) {
 
 /** This platform's engine inside its @flowproof/cli-* package. */
 function fromPackage() {
+  const unsupported = platform.unsupportedReason(process.platform, platform.detectLibc());
+  if (unsupported) throw new LaunchError(unsupported);
   const key = platform.currentKey();
   const target = platform.targetFor(key);
   if (!target) {

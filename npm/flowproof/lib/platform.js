@@ -5,16 +5,29 @@
 
 const fs = require('fs');
 
-/** Every target an engine package is published for. `libc` uses npm's values (glibc | musl);
- * the key uses the short -gnu / -musl suffix, on Linux only. */
+/** Every target an engine package is published for: the builds .github/workflows/release.yml
+ * makes (a test checks the two lists agree). `libc` uses npm's values (glibc | musl); the key
+ * uses the short -gnu / -musl suffix, on Linux only. */
 const TARGETS = [
   { key: 'linux-x64-gnu', os: 'linux', cpu: 'x64', libc: 'glibc' },
-  { key: 'linux-x64-musl', os: 'linux', cpu: 'x64', libc: 'musl' },
   { key: 'linux-arm64-gnu', os: 'linux', cpu: 'arm64', libc: 'glibc' },
   { key: 'darwin-arm64', os: 'darwin', cpu: 'arm64', libc: null },
   { key: 'darwin-x64', os: 'darwin', cpu: 'x64', libc: null },
-  { key: 'win32-x64', os: 'win32', cpu: 'x64', libc: null },
 ];
+
+/** Why no engine exists for a whole platform, and what to do instead; null when one may. */
+function unsupportedReason(os, libc) {
+  if (os === 'win32') {
+    // The engine starts agents through /bin/sh and process groups, which Windows lacks.
+    return 'Windows is not supported yet; run flowproof in WSL (Windows Subsystem for Linux), '
+      + 'where `npm install flowproof` installs the Linux engine.';
+  }
+  if (os === 'linux' && libc === 'musl') {
+    return 'musl-based Linux (Alpine) is not supported: the engine is built against glibc. '
+      + 'Use a glibc-based image (Debian, Ubuntu, e.g. node:24-slim), or the Python package.';
+  }
+  return null;
+}
 
 const SCOPE = '@flowproof';
 const LIBC_SUFFIX = { glibc: 'gnu', musl: 'musl' };
@@ -72,6 +85,7 @@ function executablePath(target) {
 
 module.exports = {
   TARGETS,
+  unsupportedReason,
   libcFromLdd,
   detectLibc,
   currentKey,
