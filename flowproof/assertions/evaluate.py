@@ -17,6 +17,7 @@ it could not read the arguments would be a fallback that turns a test green.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,6 +136,7 @@ def evaluate(
     *,
     strict: SpecLine | None,
     resolve: Resolver,
+    declared: Sequence[str] = (),
 ) -> list[Verdict]:
     """One Verdict per step, in order, then one for `strict` when it found unlisted calls.
 
@@ -158,6 +160,8 @@ def evaluate(
                 continue
             executed = at_tool_boundary(assertion.tool)
             judged = trajectory.executed if executed else calls
+            if assertion.forbid and not executed:
+                _refuse_unknown_tool(ref, assertion.tool, trajectory, declared)
             if assertion.forbid:
                 problem = _check_forbidden(assertion, judged, _resolve(assertion, resolve))
             else:
@@ -186,6 +190,37 @@ def evaluate(
             Verdict(None, strict, STRICT_KIND, "strict: true", observed, False, message)
         )
     return verdicts
+
+
+def _refuse_unknown_tool(
+    ref: StepRef, tool: str, trajectory: Trajectory, declared: Sequence[str]
+) -> None:
+    """A guard on a tool the agent never offered the model, that the spec does not declare
+    and that was never called is almost always a misspelt name (`send_emial`), and it would
+    pass forever: refused at the step's line, like a near miss of a declared name at load. A
+    tool the agent withholds from the model on purpose is declared under `tools:`."""
+    offered = trajectory.offered
+    if offered is None or tool in offered or tool in declared:
+        return
+    if any(call.name == tool for call in trajectory.tool_calls):
+        return
+    names = list(dict.fromkeys([*offered, *declared]))
+    close = difflib.get_close_matches(tool, names, n=1, cutoff=0.6)
+    if close:
+        hint = f"did you mean '{close[0]}'?"
+    else:
+        listed = ", ".join(offered) if offered else "none"
+        hint = (
+            f"the tools it offered: {listed}; if the agent withholds {tool} from the model on "
+            "purpose, declare it under `tools:`"
+        )
+    raise SpecError(
+        ref.spec,
+        ref.line or None,
+        f"step {ref.number} (assert_no_tool_call) names tool '{tool}', which the agent never "
+        "offered the model and no tools: entry declares, so the step could never fail",
+        hint,
+    )
 
 
 def at_tool_boundary(tool: str) -> bool:

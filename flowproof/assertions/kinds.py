@@ -58,6 +58,8 @@ class Evidence:
     """Where the spec sets `strict: true`; None when the flow is not strict."""
     egress: EgressEvidence | None = None
     """What containment enforced and refused; None when the flow engaged none."""
+    declared_tools: tuple[str, ...] = ()
+    """The tool names the spec's `tools:` entries declare."""
 
 
 Evaluator = Callable[[Sequence[tuple[StepRef, Any]], Evidence], list[Verdict]]
@@ -126,7 +128,13 @@ def parse_step(name: str, text: str) -> CompiledStep:
 
 
 def _judge_trajectory(steps: Sequence[tuple[StepRef, Any]], evidence: Evidence) -> list[Verdict]:
-    return evaluate(steps, evidence.trajectory, strict=evidence.strict, resolve=evidence.resolve)
+    return evaluate(
+        steps,
+        evidence.trajectory,
+        strict=evidence.strict,
+        resolve=evidence.resolve,
+        declared=evidence.declared_tools,
+    )
 
 
 def _judge_secrets(steps: Sequence[tuple[StepRef, Any]], evidence: Evidence) -> list[Verdict]:
@@ -214,6 +222,18 @@ Whether the agent then RAN a tool is not visible at the model boundary, and noth
 keeps a tool from executing: a `tools:` entry with a `result:` replaces only what the model is
 told the tool returned, and every run prints a warning saying so. A call whose arguments are
 not JSON cannot be shown to miss the clauses, so it counts against the assertion.
+
+A guard on a name the agent never offered the model (in the `tools` of any recorded request),
+that no `tools:` entry declares and that the model never called could never fail, and is
+almost always a misspelling. It is refused as a spec error (exit 2) at the step's line, with
+the closest offered name or the list of offered ones:
+
+    specs/booking.yaml:11: step 3 (assert_no_tool_call) names tool 'send_emial', which the
+    agent never offered the model and no tools: entry declares, so the step could never fail;
+    did you mean 'send_email'?
+
+A tool the agent withholds from the model on purpose (enforcement in code) is declared under
+`tools:`, and its guard is judged as usual.
 """
 
 

@@ -74,3 +74,6 @@ class Trajectory:
     executed: tuple[ExecutedCall, ...] = ()
     """The tool boundary: every MCP `tools/call` the agent made, in the order each was
     answered."""
+    offered: tuple[str, ...] | None = None
+    """Every tool name the agent offered the model in any request, first offer first; None
+    when no model turn was served, so nothing is known of what it offers."""

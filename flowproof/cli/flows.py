@@ -35,7 +35,14 @@ from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord
-from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
+from flowproof.runrecord.store import (
+    load_run_record,
+    new_run_id,
+    prune_runs,
+    runs_dir,
+    runs_to_keep,
+    write_run_record,
+)
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import is_spec_file
 from flowproof.trace.model import Trace
@@ -99,6 +106,7 @@ def run_flows(
     if part is not None:
         specs = in_shard(specs, *part)
     root = _runs_root(runs_dir)
+    keep = runs_to_keep(os.environ)  # a bad value is refused before any flow runs
     started = datetime.now(UTC)
     run_id = new_run_id(started)
     keep_crash_details_in(root / run_id)
@@ -129,6 +137,7 @@ def run_flows(
     out(f"run record: {record_path}")
     # Reports are rendered from the record as written (redacted), never from the live run.
     publish(load_run_record(record_path), reports or {})
+    prune_runs(root, keep, run_id)
     sys.exit(run.exit_code)
 
 

@@ -36,6 +36,7 @@ def judge(
         resolve=lambda text: resolve(text, environ),
         strict=strict,
         egress=egress,
+        declared_tools=tuple(tool.name for tool in loaded.spec.tools),
     )
     groups: dict[Evaluator, list[tuple[StepRef, Any]]] = {
         kind.evaluator: [] for kind in step_kinds()

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from flowproof._tasks import create_task
 from flowproof.dialects.base import Dialect, Route, every_dialect, without_transport
@@ -119,6 +120,12 @@ class Upstream:
         if self.bases:
             return tuple(_with_scheme(base) for base in self.bases.values())
         return tuple(d.default_upstream for d in every_dialect() if d.default_upstream)
+
+    def base_variable_for(self, dialect: Dialect) -> str | None:
+        """The variable `dialect`'s upstream URL was taken from; None for the public API."""
+        if self.override:
+            return OVERRIDE_VARIABLE
+        return dialect.upstream_variable if dialect.upstream_variable in self.bases else None
 
     def key_for(self, dialect: Dialect) -> str | None:
         if dialect.key_variables is None:
@@ -262,7 +269,7 @@ class ForwardBackend:
             self._deferrals.defer(attempt, place, deferral)
             return Answer(reply.status, _json_or_text(self._scrub(reply.text)), reply.advice)
         if not 200 <= reply.status < 300:
-            self.traffic.fail(self._refusal(dialect, reply, url, place))
+            self.traffic.fail(self._refusal(dialect, reply, f"{call.method} {url}", place))
             return Answer(reply.status, _json_or_text(self._scrub(reply.text)), dict(NO_RETRY))
         try:
             response = read_json(reply.text)
@@ -282,15 +289,28 @@ class ForwardBackend:
         turn = Turn(dialect.name, kept, stored)
         return Answer(200, self.normalizer.from_placeholders(stored), turn=turn)
 
-    def _refusal(self, dialect: Dialect, reply: _Reply, url: str, place: Place) -> str:
-        """Why a non-2xx answer that is not "try again later" fails the record."""
+    def _refusal(self, dialect: Dialect, reply: _Reply, asked: str, place: Place) -> str:
+        """Why a non-2xx answer that is not "try again later" fails the record; `asked` is
+        the method and URL of the request."""
+        url = asked.split(" ", 1)[1]
         if reply.status in KEY_REFUSED:
             variable = self.upstream.key_variable_for(dialect)
             read = ", ".join(self.upstream.key_variables(dialect))
             said = self._scrub(reply.text)
             return key_refused(reply.status, url, place, variable, read) + f"; it answered: {said}"
-        named = status_named(reply.status)
-        return f"the upstream {url} answered {named} at {place.render()}: {self._scrub(reply.text)}"
+        said = self._scrub(reply.text) if reply.text.strip() else "(an empty body)"
+        why = (
+            f"the upstream answered {status_named(reply.status)} to {asked} at "
+            f"{place.render()}: {said}"
+        )
+        source = self.upstream.base_variable_for(dialect)
+        if reply.status == 404 and source is not None and _lacks_v1(dialect, url):
+            # The commonest cause: a base URL given as the server's origin, while the
+            # OpenAI-style and Anthropic APIs live under /v1.
+            why += (
+                f"; the upstream URL usually ends in /v1: set {source}={_v1_example(url, dialect)}"
+            )
+        return why
 
     def _transport_failure(self, exc: Exception, url: str, place: Place) -> tuple[int, str]:
         """The status the agent is answered with, and why the record fails, for an upstream
@@ -305,6 +325,11 @@ class ForwardBackend:
             refused = untrusted_certificate(exc) or proxy_failure(url, exc)
             if refused is not None:
                 return 502, refused
+        if _connection_refused(exc):
+            return 502, (
+                f"connection refused: is the upstream running at {_origin(url)}? record sent "
+                f"{at} to {url}; start it there, or point {OVERRIDE_VARIABLE} at where it runs"
+            )
         if isinstance(exc, aiohttp.ConnectionTimeoutError):
             return 502, f"record could not reach the upstream {url} at {at}: {exc}"
         if isinstance(exc, TimeoutError):
@@ -375,6 +400,35 @@ class ForwardBackend:
         """What the upstream answered, its keys hidden in every spelling before it is cut, so
         the cut can never leave a part of one."""
         return clip(self._hide(text), _BODY_SHOWN)
+
+
+def _connection_refused(exc: BaseException) -> bool:
+    """Nothing listens at the upstream's address: aiohttp says `Cannot connect to host ...
+    ssl:default` whatever the scheme, so the refusal is read from the OS error beneath."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        cause = getattr(cause, "os_error", None) or cause.__cause__
+    return False
+
+
+def _origin(url: str) -> str:
+    """`http://127.0.0.1:8080` of `http://127.0.0.1:8080/v1/messages`."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _lacks_v1(dialect: Dialect, url: str) -> bool:
+    """A 404 from an upstream whose API path has no `/v1`, for a dialect whose base URL
+    carries it (the dialects that take the origin build the whole path themselves)."""
+    return not dialect.upstream_from_origin and "/v1" not in urlsplit(url).path
+
+
+def _v1_example(url: str, dialect: Dialect) -> str:
+    """The URL the base would have made with `/v1` added where the API path starts."""
+    base = url.removesuffix(dialect.upstream_path).rstrip("/")
+    return f"{base}/v1"
 
 
 def _encoding_in(exc: Exception) -> str:

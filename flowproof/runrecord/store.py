@@ -1,13 +1,16 @@
 """Where run records live, and the only code that writes or reads one.
 
 Records go under `.flowproof/runs/` unless `--runs-dir DIR` or `FLOWPROOF_RUNS_DIR` says
-otherwise; `run`, `record`, `report` and `audit` all resolve the directory here.
+otherwise; `run`, `record`, `report` and `audit` all resolve the directory here. `run` and
+`record` keep the newest FLOWPROOF_KEEP_RUNS records there (50 unless set) and remove older ones,
+so a day of trying things does not leave hundreds of directories behind.
 """
 
 from __future__ import annotations
 
 import json
 import secrets as random
+import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from flowproof import __version__
-from flowproof.errors import RunRecordError
+from flowproof.errors import ConfigError, RunRecordError
 from flowproof.files import write_text_atomic
 from flowproof.readjson import read_json
 from flowproof.redaction import Redactor
@@ -25,6 +28,8 @@ from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
 DEFAULT_RUNS_DIR = Path(".flowproof") / "runs"
 RUNS_DIR_VARIABLE = "FLOWPROOF_RUNS_DIR"
 RECORD_FILE = "report.json"
+KEEP_RUNS_VARIABLE = "FLOWPROOF_KEEP_RUNS"
+DEFAULT_KEEP_RUNS = 50
 
 
 def runs_dir(given: str | None, environ: Mapping[str, str]) -> Path:
@@ -95,3 +100,35 @@ def latest_run(root: Path) -> Path:
 
 def run_ids(root: Path) -> list[str]:
     return sorted(p.parent.name for p in root.glob(f"*/{RECORD_FILE}")) if root.is_dir() else []
+
+
+def runs_to_keep(environ: Mapping[str, str]) -> int | None:
+    """FLOWPROOF_KEEP_RUNS, else 50; None (`0`) keeps every record."""
+    text = environ.get(KEEP_RUNS_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_KEEP_RUNS
+    try:
+        keep = int(text)
+    except ValueError:
+        keep = -1
+    if keep < 0:
+        raise ConfigError(
+            f"{KEEP_RUNS_VARIABLE}={text!r} is not a whole number: set it to how many run "
+            f"records to keep (default {DEFAULT_KEEP_RUNS}), or 0 to keep every one"
+        )
+    return keep or None
+
+
+def prune_runs(root: Path, keep: int | None, current: str) -> list[str]:
+    """Remove all but the newest `keep` run records under `root` (the ids sort by time), never
+    `current`, the run that just wrote its record and whose reports are rendered from it. A
+    directory with no record yet is a run still going on beside this one: it is left alone."""
+    if keep is None:
+        return []
+    ids = run_ids(root)
+    removed = [run_id for run_id in ids[: max(0, len(ids) - keep)] if run_id != current]
+    for run_id in removed:
+        # A record another process is reading as it goes is only lost to that reader; a
+        # directory that will not go (a symlink, permissions) is kept rather than failing a run.
+        shutil.rmtree(root / run_id, ignore_errors=True)
+    return removed

@@ -29,6 +29,8 @@ class TurnFacts:
     """(tool name, content) of the results the request reports back, as the model saw them."""
     system_prompt: str
     """The request's system prompt: the turns of one conversation share it."""
+    offered_tools: tuple[str, ...] = ()
+    """Names of the tools the request offers the model, in its order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,4 +107,5 @@ def _read_facts(dialect: Dialect, request: Any, response: Any) -> TurnFacts:
         reply=dialect.reply_text(response),
         tool_results=tuple(dialect.latest_tool_results(request)),
         system_prompt=dialect.system_prompt(request),
+        offered_tools=dialect.envelope(request).tools,
     )

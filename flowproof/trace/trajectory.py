@@ -24,6 +24,7 @@ def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
             calls.append(_tool_call(name, raw, number))
     if not turns:
         return Trajectory(tuple(calls), None, "no model turns were served")
+    offered = tuple(dict.fromkeys(name for turn in turns for name in _facts(turn).offered_tools))
     last = main_thread(turns)[-1]
     number = turns.index(last) + 1
     reply = _facts(last).reply
@@ -33,8 +34,9 @@ def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
             tuple(calls),
             None,
             f"its last turn (turn {number}) is a tool call ({names}), not a reply",
+            offered=offered,
         )
-    return Trajectory(tuple(calls), reply)
+    return Trajectory(tuple(calls), reply, offered=offered)
 
 
 def main_thread(turns: Sequence[Turn]) -> list[Turn]:

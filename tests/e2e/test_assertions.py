@@ -19,7 +19,8 @@ PASSING = [
     "assert_tool_call: create_booking where flight.id equals KQ311 and passenger.name contains Cas",
     "assert_tool_call: search_flights where date exists",
     "assert_tool_call: search_flights where return_date is absent",
-    "assert_no_tool_call: transfer_funds",
+    # (a guard on a tool the agent never offers, undeclared, is refused: test_unknown_tool_guard)
+    "assert_no_tool_call: search_flights where destination equals LHR",
     "assert_no_tool_call: create_booking where flight.id equals KQ999",
     "assert: reply contains booked",
     "assert: reply is B-1042",

@@ -17,3 +17,8 @@ def test_the_demo_replays_green(tmp_path: Path) -> None:
     assert result.code == 0, result.output
     assert "PASS  Travel assistant books the cheapest flight to Nairobi" in result.stderr
     assert "3 of 3 turns served" in result.stderr
+    # One warning, the one the demo shows on purpose (its README explains it): the mocked
+    # search_flights still ran. The spec invites no other.
+    warnings = [line.strip() for line in result.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("warning: tool search_flights is mocked at the model boundary")

@@ -133,7 +133,7 @@ def test_upstream_error_at_record_is_reported_and_writes_no_trace(
     result = record(tmp_path, upstream)
     assert result.code == 1, result.output
     assert (
-        f"the upstream {upstream.base_url}/chat/completions answered 500 Internal Server Error at turn 1 (model request 1):"
+        f"the upstream answered 500 Internal Server Error to POST {upstream.base_url}/chat/completions at turn 1 (model request 1):"
         in result.stderr
     )
     assert "scripted upstream failure" in result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socket
 import threading
 import time
 import zlib
@@ -550,3 +551,59 @@ def test_the_upstream_timeout_must_be_a_positive_number(tmp_path: Path) -> None:
     result = flowproof("record", "specs", "--upstream-timeout", "0", cwd=tmp_path)
     assert result.code == 2
     assert "--upstream-timeout" in result.stderr
+
+
+# 7. An upstream URL without /v1, and an upstream that is not running ---------------------------
+
+
+async def not_found_empty(request: web.Request, payload: bytes) -> web.StreamResponse:
+    """A server whose API lives under /v1 (as OpenAI-compatible and Anthropic servers' does),
+    asked for a path outside it: 404 with nothing in the body."""
+    return web.Response(status=404)
+
+
+@pytest.mark.parametrize("agent", ["openai", "anthropic"])
+def test_a_404_with_an_empty_body_names_the_request_and_the_missing_v1(
+    tmp_path: Path, habits: HabitUpstream, agent: str
+) -> None:
+    (openai_flow if agent == "openai" else anthropic_flow)(tmp_path)
+    habits.every = refusing(not_found_empty)
+    origin = habits.base_url.removesuffix("/v1")
+    path = {"openai": "/chat/completions", "anthropic": "/messages"}[agent]
+    result = flowproof(
+        "record",
+        "specs",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": origin, "FLOWPROOF_AGENT_KEY": KEY},
+    )
+    assert result.code == 1, result.output
+    assert habits.received[0].path == path  # what was asked: the API path with no /v1
+    assert (
+        f"the upstream answered 404 Not Found to POST {origin}{path} at turn 1 (model request 1):"
+        " (an empty body); the upstream URL usually ends in /v1: "
+        f"set FLOWPROOF_AGENT_UPSTREAM={origin}/v1"
+    ) in result.stderr
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
+
+
+@pytest.mark.parametrize("agent", ["openai", "anthropic"])
+def test_an_upstream_that_is_not_running_is_named_as_a_refused_connection(
+    tmp_path: Path, agent: str
+) -> None:
+    (openai_flow if agent == "openai" else anthropic_flow)(tmp_path)
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    upstream = f"http://127.0.0.1:{port}/v1"
+    result = flowproof(
+        "record",
+        "specs",
+        cwd=tmp_path,
+        env={"FLOWPROOF_AGENT_UPSTREAM": upstream, "FLOWPROOF_AGENT_KEY": KEY},
+    )
+    assert result.code == 1, result.output
+    assert f"connection refused: is the upstream running at http://127.0.0.1:{port}?" in (
+        result.stderr
+    )
+    assert "ssl:default" not in result.output
+    assert not (tmp_path / "specs" / "booking.trace.json").exists()
