@@ -25,12 +25,11 @@ from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import out
 from flowproof.cli.publish import publish
 from flowproof.engine.front import RunOptions, open_flow, run_opened
-from flowproof.engine.lanes import trace_changes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
+from flowproof.engine.rerecord import rerecorded
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.verify import verify_flow
 from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
-from flowproof.matching.divergence import field_differences
 from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
@@ -45,8 +44,6 @@ from flowproof.runrecord.store import (
 )
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import is_spec_file
-from flowproof.trace.model import Trace
-from flowproof.trace.store import load_trace
 from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
@@ -336,37 +333,12 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _
 def _diff_lines(flow: FlowOutcome) -> list[str]:
     if flow.previous_trace is None:
         return [indent("diff: no previous trace to compare with (first recording)")]
-    kept = []
-    new = load_trace(flow.trace_written) if flow.trace_written else None
-    if flow.kept_turns:
-        numbers = ", ".join(str(turn + 1) for turn in flow.kept_turns)
-        turns = "turns" if len(flow.kept_turns) != 1 else "turn"
-        kept = [indent(f"kept from the previous trace, unchanged: {turns} {numbers}")]
-        if new is not None:
-            kept += [indent(line) for line in rerecorded_lines(flow, flow.previous_trace, new)]
-    changes = trace_changes(flow.previous_trace, new) if new else []
-    if not changes:
+    found = rerecorded(flow.previous_trace, flow.lanes, flow.kept_turns)
+    kept = [indent(line) for line in found.turns]
+    if not found.changes:
         return [*kept, indent("diff: no trajectory changes against the previous trace")]
     lines = [*kept, indent("diff against the previous trace (review before committing):")]
-    return lines + [indent(f"- {change}", "        ") for change in changes]
-
-
-def rerecorded_lines(flow: FlowOutcome, old: Trace, new: Trace) -> list[str]:
-    """`record --keep-matching`: each turn that reached the model again, and why: its request
-    no longer matched the previous trace's (the first field that changed), or there was none."""
-    lines = []
-    for position in range(len(new.turns)):
-        if position in flow.kept_turns:
-            continue
-        number = position + 1
-        if position >= len(old.turns):
-            why = f"new: the previous trace had {plural(len(old.turns), 'turn')}"
-        else:
-            was, now = old.turns[position].request, new.turns[position].request
-            first = field_differences(was, now).first
-            why = f"the request changed at {first.path}" if first else "its request changed"
-        lines.append(f"re-recorded: turn {number} ({why})")
-    return lines
+    return lines + [indent(f"- {change}", "        ") for change in found.changes]
 
 
 def find_specs(paths: Iterable[str]) -> list[Path]:

@@ -16,6 +16,7 @@ from flowproof.assertions.kinds import step_kind
 from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
+from flowproof.engine.rerecord import rerecorded
 from flowproof.matching.divergence import Divergence
 from flowproof.runrecord.model import (
     ControlEvidence,
@@ -36,6 +37,12 @@ from flowproof.spec.load import LoadedSpec
 from flowproof.trace.kinds import tool_lane
 
 CONTAINMENT_NOT_ENGAGED = "not engaged"
+
+
+def _trace_changes(flow: FlowOutcome) -> list[str]:
+    if flow.trace_written is None or flow.previous_trace is None:
+        return []
+    return rerecorded(flow.previous_trace, flow.lanes, flow.kept_turns).lines()
 
 
 def flow_record(
@@ -93,6 +100,7 @@ def flow_record(
         ),
         warnings=list(flow.warnings),
         notes=list(flow.notes),
+        trace_changes=_trace_changes(flow),
         normalized=list(flow.normalized),
         ignored_fields=list(flow.ignored_fields),
         trace=str(flow.trace_written) if flow.trace_written else None,

@@ -255,6 +255,8 @@ class FlowView:
     reply_absent_reason: str
     warnings: list[str]
     trace: str
+    trace_changes: list[str]
+    """At a re-record: what changed against the trace it replaced (`record --diff`'s lines)."""
     control: ControlView | None
     duration: float | None
     """Seconds, when the record carries a per-flow `duration`."""
@@ -366,6 +368,7 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         reply_absent_reason=trajectory.reply_absent_reason if trajectory else "",
         warnings=flow_warnings(flow),
         trace=flow.trace or "",
+        trace_changes=list(flow.trace_changes),
         control=_control(flow.control) if flow.control else None,
         duration=flow.duration,
     )

@@ -258,6 +258,10 @@ class FlowRecord(_Model):
     flow's: `metadata.user_id`, `input[*].id`); empty when none."""
     trace: str | None
     """The trace this record wrote (record only, and only when the flow passed)."""
+    trace_changes: list[str] = []
+    """At a record that replaced a trace: what changed against it, as `record --diff` prints
+    it (the turns kept and re-recorded, then every trajectory and request change); empty at
+    a first record, at replay, and when nothing changed."""
     duration: float | None = None
     """Seconds the flow took."""
     control: ControlRecord | None = None

@@ -132,8 +132,14 @@ def test_rerecord_with_diff_names_a_changed_request_the_answers_did_not_show(
     assert result.code == 0, result.output
     assert "no trajectory changes" not in result.stderr
     changed_at = "messages[4].tool_calls[0].function.arguments: flight.id"
-    assert f'- turn 3 request: {changed_at}: "KQ311" → "kq311"' in result.stderr
+    changed = f'turn 3 request: {changed_at}: "KQ311" → "kq311"'
+    assert f"- {changed}" in result.stderr
     assert "turn 1 request" not in result.stderr and "turn 2 request" not in result.stderr
+    # The pull-request comment of the record run shows a reviewer the same change.
+    assert flowproof("report", "--markdown", "comment.md", cwd=tmp_path).code == 0
+    comment = (tmp_path / "comment.md").read_text()
+    assert "Changed against the previous traces" in comment
+    assert changed in comment
 
 
 def test_a_failing_rerecord_keeps_the_previous_trace_and_prints_no_diff(
