@@ -23,6 +23,8 @@ import sys
 OUR_DISTRIBUTION = "flowproof-cli"
 OTHER_DISTRIBUTION = "flowproof"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
+# installers write the name as normalised (`flowproof-`) or as the project spelled it
+_OTHER_METADATA_PREFIXES = ("flowproof-", "Flowproof-", "FlowProof-")
 _OUR_METADATA_PREFIX = "flowproof_cli-"
 
 
@@ -42,8 +44,8 @@ def other_flowproof_metadata(folder: str) -> list[str]:
 
 
 def _named_flowproof(name: str) -> bool:
-    lowered = name.lower()
-    return lowered.startswith(f"{OTHER_DISTRIBUTION}-") and lowered.endswith(_METADATA_SUFFIXES)
+    # str methods on a tuple, no lowering of every name: this runs over all of site-packages
+    return name.startswith(_OTHER_METADATA_PREFIXES) and name.endswith(_METADATA_SUFFIXES)
 
 
 def refuse_a_second_flowproof() -> None:
