@@ -6,7 +6,7 @@
                           saved beside the run record (printed too with FLOWPROOF_DEBUG=1)
 
 Before any of that, the package index's other `flowproof` installed in the same environment
-stops the command with exit 2 (cli/distribution.py).
+stops the command with exit 2 (flowproof/distribution.py).
 
 No traceback reaches a user unasked: an internal error is reported as one, with the place its
 details were kept, so a bug report can carry them.
@@ -23,8 +23,8 @@ from typing import Any
 
 import click
 
-from flowproof.cli.distribution import refuse_a_second_flowproof
 from flowproof.cli.output import out
+from flowproof.distribution import refuse_a_second_flowproof
 from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
 from flowproof.redaction import REDACT
 

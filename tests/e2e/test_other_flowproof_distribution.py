@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -73,11 +74,18 @@ def other_flowproof_wheel(folder: Path) -> Path:
 
 
 def our_wheel(folder: Path) -> Path:
-    """A wheel of this checkout, built by pip from the source tree (the pure-Python one)."""
+    """A wheel of this checkout (the pure-Python one), built by pip from a copy of the sources:
+    a build in the checkout itself would leave build/ there, and reuse it next time."""
+    sources = folder / "sources"
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        sources.mkdir(exist_ok=True)
+        shutil.copy2(ROOT / name, sources / name)
+    ignored = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc")
+    shutil.copytree(ROOT / "flowproof", sources / "flowproof", ignore=ignored)
     environment = {**os.environ, "FLOWPROOF_PURE_PYTHON": "1"}
     checked(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
-        + ["--wheel-dir", folder, ROOT],
+        + ["--wheel-dir", folder, sources],
         env=environment,
     )
     [built] = folder.glob("flowproof_cli-*.whl")
@@ -125,6 +133,14 @@ def flowproof_in(bin_folder: Path, *arguments: str, cwd: Path) -> subprocess.Com
     return run([bin_folder / "flowproof", *arguments], cwd=cwd, env=clean)
 
 
+def pytest_flowproof(python: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`pytest --flowproof` in the venv, on a folder with no spec in it."""
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("FLOWPROOF_")}
+    clean.pop("PYTHONPATH", None)
+    command = [python, "-m", "pytest", "--flowproof", ".", "-p", "no:cacheprovider"]
+    return run(command, cwd=cwd, env=clean)
+
+
 def test_our_install_alone_starts(environment: Path, tmp_path: Path) -> None:
     done = flowproof_in(environment, "--version", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, f"flowproof {__version__}\n"), done.stderr
@@ -132,6 +148,8 @@ def test_our_install_alone_starts(environment: Path, tmp_path: Path) -> None:
         [environment / "python", "-c", "import flowproof; print(flowproof.__file__)"], cwd=tmp_path
     )
     assert where.stdout.startswith(str(environment.parent)), where.stdout  # not this checkout
+    plugin = pytest_flowproof(environment / "python", tmp_path)
+    assert plugin.returncode == 5, plugin.stdout + plugin.stderr  # ran, and found no spec
 
 
 def test_beside_the_other_flowproof_it_refuses_to_start(environment: Path, tmp_path: Path) -> None:
@@ -156,6 +174,10 @@ def test_beside_the_other_flowproof_it_refuses_to_start(environment: Path, tmp_p
             assert site in message
         through_module = run([python, "-m", "flowproof", "--version"], cwd=tmp_path)
         assert through_module.returncode == 2, through_module.stderr
+        plugin = pytest_flowproof(python, tmp_path)
+        assert plugin.returncode == 4, plugin.stdout + plugin.stderr  # a usage error
+        assert "ERROR: two distributions install the `flowproof` package" in plugin.stderr
+        assert f"flowproof {OTHER_VERSION}" in plugin.stderr
     finally:
         # the fix the message gives: uninstall the other distribution (pip of this venv)
         checked([sys.executable, "-m", "pip", "--python", python, "uninstall", "-y", "flowproof"])

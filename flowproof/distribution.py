@@ -1,12 +1,13 @@
-"""One flowproof per environment: the command refuses to start beside the package index's other
-`flowproof`.
+"""One flowproof per environment: the command and the pytest plugin refuse to run beside the
+package index's other `flowproof`.
 
 flowproof installs from the package index as `flowproof-cli`. The name `flowproof` there
 belongs to another project, whose wheel also installs an import package `flowproof` and a
 `flowproof` command. Installed into the same environment, the two overwrite each other's
 files: whichever came last owns the command and `flowproof/__init__.py`, and neither works as
-its documentation says. So every start checks, and a collision is a configuration error
-(exit 2) that names both distributions and the fix.
+its documentation says. So every start of the command checks, and a collision is a
+configuration error (exit 2) that names both distributions and the fix; the pytest plugin
+checks when asked to run a flow, and stops the session with the same message.
 
 The check runs on every start, `--version` included, so it must cost next to nothing: one
 listing of the folder this package was installed into, looking for a metadata folder named
@@ -30,7 +31,7 @@ _OUR_METADATA_PREFIX = "flowproof_cli-"
 
 def installed_into() -> str:
     """The folder holding the `flowproof` package (site-packages, for an installed wheel)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.abspath(__file__))
     return os.path.dirname(package)
 
 
@@ -48,15 +49,18 @@ def _named_flowproof(name: str) -> bool:
     return name.startswith(_OTHER_METADATA_PREFIXES) and name.endswith(_METADATA_SUFFIXES)
 
 
-def refuse_a_second_flowproof() -> None:
-    """Exit 2, saying what to do, when another project's `flowproof` shares this environment."""
+def second_flowproof() -> str | None:
+    """What is wrong when another project's `flowproof` shares this environment, else None."""
     if getattr(sys, "frozen", False):
-        return
+        return None
     folder = installed_into()
     found = other_flowproof_metadata(folder)
-    if not found:
-        return
-    message = collision_message(folder, found)
+    return collision_message(folder, found) if found else None
+
+
+def refuse_a_second_flowproof() -> None:
+    """The command's check: exit 2, saying what to do, on a collision."""
+    message = second_flowproof()
     if message is None:
         return
     from flowproof.errors import EXIT_CONFIG
