@@ -6,7 +6,7 @@ runs instead, slower, and `flowproof doctor` says which one this install has.
 
 It is built against CPython's stable ABI (3.11 and later), so one wheel serves every supported
 Python: `cp311-abi3-manylinux_2_31_x86_64`. FLOWPROOF_PURE_PYTHON=1 leaves it out, which gives
-the `py3-none-any` wheel every other platform installs (installer/python_dist.py builds both).
+the `py3-none-any` wheel macOS and Linux arm64 install (installer/python_dist.py builds both).
 """
 
 import os

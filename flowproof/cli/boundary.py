@@ -53,8 +53,9 @@ class GuardedGroup(click.Group):
     """A click group whose subcommands all run inside the boundary."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        # Every way in (the console script, the module, the frozen engine) passes here first. On Windows the command driver cannot start an agent (it needs a POSIX
-        # shell and process groups), so stop before anything runs rather than fail mid-flow.
+        # Every way in (the console script, the module, the frozen engine) passes here first.
+        # On Windows the command driver cannot start an agent (it needs a POSIX shell and
+        # process groups), so stop before anything runs rather than fail mid-flow.
         if sys.platform == "win32":
             out(WINDOWS_UNSUPPORTED)
             sys.exit(EXIT_CONFIG)
