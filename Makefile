@@ -5,7 +5,8 @@ VENV := .venv
 PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: install demo test test-portable lint freeze release-archive dist channels bench bench-quick
+.PHONY: install demo test test-portable lint freeze release-archive python-dist python-channel \
+	dist channels bench bench-quick
 
 # setup.py builds the one compiled part (containment/_fsloop.c) in place.
 $(VENV)/.installed: pyproject.toml setup.py flowproof/containment/_fsloop.c
@@ -93,16 +94,32 @@ ifeq ($(shell uname -s),Linux)
 endif
 	python installer/build.py archive
 
+# The Python package `flowproof-cli` (the package index's `flowproof` is another project):
+# dist/python/ gets its sdist, the py3-none-any wheel and, on Linux x86_64, the manylinux wheel
+# with the compiled filesystem loop; their contents are checked, then `twine check --strict`.
+python-dist: $(DIST_STAMP)
+	python installer/python_dist.py
+
 # Everything a release ships, for this platform: the frozen engine (selftested), the release
-# archive with SHA256SUMS, and the two npm tarballs (the launcher, and this platform's engine).
+# archive with SHA256SUMS, the two npm tarballs (the launcher, and this platform's engine), and
+# the Python package's sdist and wheels.
 dist: freeze
 	$(MAKE) release-archive
 	node npm/scripts/pack.mjs --bundle dist/flowproof --out dist/npm
+	$(MAKE) python-dist
+
+# The Python channel as a Python team meets it (installer/python_channel.py): the wheel and the
+# sdist each pip-installed into a fresh venv with dependencies from the package index, the demo
+# replayed and run under `pytest --flowproof` from a copy outside the repository, and the
+# wheel installed with `uv tool install` and the demo replayed through it.
+python-channel: python-dist
+	python installer/python_channel.py
 
 # The channels proven identical: the npm tarballs installed offline into an empty npm project
 # (the registry pointed at a closed port), then a representative part of the end-to-end suite
 # run through `npx flowproof`, with the same assertions `make test` checks through
-# `python -m flowproof`; and the installer against the real release archive.
+# `python -m flowproof`; the installer against the real release archive; and the Python
+# package (`make python-channel`).
 CHANNEL_TESTS := tests/e2e/test_record_replay.py tests/e2e/test_bad_input.py \
 	tests/e2e/test_record_proxy.py \
 	tests/e2e/test_report_browser.py tests/e2e/test_evidence.py tests/e2e/test_trace_formats.py \
@@ -117,6 +134,7 @@ channels: dist
 	FLOWPROOF_TEST_ENGINE="npx --offline --prefix $(CURDIR)/$(NPM_PROJECT) flowproof" \
 		npm_config_registry=http://127.0.0.1:9 pytest -q -rs -n auto $(CHANNEL_TESTS)
 	pytest -q -rs tests/installer
+	$(MAKE) python-channel
 
 # Every benchmark (bench/run.py): per-flow overhead against a canned stub and vcrpy,
 # replay proxy throughput against a raw asyncio server, a 1,000-turn trace, start-up, a 40-flow

@@ -45,6 +45,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("flowproof") or config.getoption("flowproof_record"):
+        _refuse_a_second_flowproof()
+
+
+def _refuse_a_second_flowproof() -> None:
+    """The package index's other `flowproof` in this environment: stop, as the command does."""
+    from flowproof.distribution import second_flowproof
+
+    message = second_flowproof()
+    if message is not None:
+        raise pytest.UsageError(message)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if not parent.config.getoption("flowproof"):
         return None
@@ -137,6 +151,7 @@ def flowproof_flow(
     """`with flowproof_flow(spec) as flow:` runs the flow around the block (see the module)."""
     from flowproof.inprocess import in_process_flow
 
+    _refuse_a_second_flowproof()
     mode = _mode(request.config)
     return lambda spec: in_process_flow(spec, mode)
 

@@ -10,7 +10,8 @@ run, and what each runner of .github/workflows/release.yml runs).
 Targets use npm's vocabulary (process.platform, process.arch, and on Linux the C library), so
 the archive `flowproof-0.1.0-linux-x64-gnu.tar.gz` and the npm package
 `@flowproof/cli-linux-x64-gnu` name the same build. installer/install.sh detects the same names.
-The archive holds one folder, `flowproof/`: the onedir bundle, executable at `flowproof/flowproof`.
+The archive holds one folder, `flowproof/`: the onedir bundle, executable at `flowproof/flowproof`,
+and the licence, `flowproof/LICENSE`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ DIST = ROOT / "dist"
 BUNDLE = DIST / "flowproof"
 RELEASE = DIST / "release"
 SUMS = "SHA256SUMS"
+LICENSE = ROOT / "LICENSE"  # the Apache-2.0 text, shipped in every archive and package
 ARCHIVE_PATTERN = re.compile(r"^flowproof-[0-9][^-]*-[a-z0-9]+-[a-z0-9]+(-gnu|-musl)?\.tar\.gz$")
 
 # No Windows target: the engine starts agents through /bin/sh and process groups (it exits 2 on
@@ -100,6 +102,17 @@ def _normalised(info: tarfile.TarInfo, mtime: int) -> tarfile.TarInfo:
     return info
 
 
+def archive_members(bundle: Path) -> list[tuple[str, Path]]:
+    """(name in the archive, file) for the bundle under `flowproof/` and the licence beside
+    the executable, sorted by name."""
+    members = {
+        (Path("flowproof") / member.relative_to(bundle)).as_posix(): member
+        for member in [bundle, *bundle.rglob("*")]
+    }
+    members.setdefault(f"flowproof/{LICENSE.name}", LICENSE)
+    return sorted(members.items())
+
+
 def archive(
     bundle: Path = BUNDLE,
     release: Path = RELEASE,
@@ -113,15 +126,14 @@ def archive(
     release.mkdir(parents=True, exist_ok=True)
     path = release / f"flowproof-{release_version or version()}-{target or host_target()}.tar.gz"
     mtime = int(os.environ.get("SOURCE_DATE_EPOCH") or source_date_epoch())
-    members = [bundle, *sorted(bundle.rglob("*"))]
+    members = archive_members(bundle)
     partial = path.with_name(path.name + ".partial")
     with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=mtime) as packed:
         with tarfile.open(fileobj=packed, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for member in members:
-                name = Path("flowproof") / member.relative_to(bundle)
+            for name, member in members:
                 tar.add(
                     member,
-                    arcname=name.as_posix(),
+                    arcname=name,
                     recursive=False,
                     filter=lambda info: _normalised(info, mtime),
                 )

@@ -5,6 +5,9 @@
     anything else         a bug in flowproof: ONE line on stderr, exit 3, and the traceback
                           saved beside the run record (printed too with FLOWPROOF_DEBUG=1)
 
+Before any of that, the package index's other `flowproof` installed in the same environment
+stops the command with exit 2 (flowproof/distribution.py).
+
 No traceback reaches a user unasked: an internal error is reported as one, with the place its
 details were kept, so a bug report can carry them.
 """
@@ -21,6 +24,7 @@ from typing import Any
 import click
 
 from flowproof.cli.output import out
+from flowproof.distribution import refuse_a_second_flowproof
 from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
 from flowproof.redaction import REDACT
 
@@ -55,6 +59,9 @@ class GuardedGroup(click.Group):
         if sys.platform == "win32":
             out(WINDOWS_UNSUPPORTED)
             sys.exit(EXIT_CONFIG)
+        # before click parses anything, so `--version` is refused too: with the other
+        # project's `flowproof` installed alongside, even the version printed may be theirs
+        refuse_a_second_flowproof()
         return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -23,6 +23,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -115,7 +116,11 @@ static int append_event(PyObject *sink, int nr, int flags, const path_t *paths, 
             Py_DECREF(pairs);
             return -1;
         }
-        PyTuple_SET_ITEM(pairs, i, pair);
+        /* PyTuple_SetItem, not the macro: the stable ABI (setup.py) has only the function */
+        if (PyTuple_SetItem(pairs, i, pair) != 0) {
+            Py_DECREF(pairs);
+            return -1;
+        }
     }
     PyObject *event = Py_BuildValue("(iiNd)", nr, flags, pairs, at);
     if (event == NULL) return -1;
@@ -144,8 +149,9 @@ static PyObject *observe(PyObject *module, PyObject *args) {
     struct seccomp_notif notif;
     struct seccomp_notif_resp answer;
     int code = 0, handed_back = 0, failed = 0;
-    /* Per call, not static: flows run in parallel, each with its own receiver thread. */
-    path_t *paths = PyMem_RawMalloc(2 * sizeof(path_t));
+    /* Per call, not static: flows run in parallel, each with its own receiver thread.
+     * malloc, not PyMem_RawMalloc: the stable ABI (setup.py) does not offer the latter. */
+    path_t *paths = malloc(2 * sizeof(path_t));
     if (paths == NULL) {
         PyBuffer_Release(&shapes);
         return PyErr_NoMemory();
@@ -194,7 +200,7 @@ static PyObject *observe(PyObject *module, PyObject *args) {
         if (failed) break;
     }
     PyEval_RestoreThread(released);
-    PyMem_RawFree(paths);
+    free(paths);
     PyBuffer_Release(&shapes);
     if (failed) return NULL;
     if (handed_back)

@@ -24,6 +24,8 @@ const REPO = path.dirname(NPM_DIR);
 const LAUNCHER_SOURCES = path.join(NPM_DIR, 'flowproof');
 const DESCRIPTION = 'Deterministic CI tests for AI agents: record model traffic once, replay it forever.';
 const LICENSE = 'Apache-2.0';
+// npm packs a LICENSE at the package root whatever `files` says
+const LICENSE_FILE = path.join(REPO, 'LICENSE');
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 
 class PackError extends Error {}
@@ -161,12 +163,14 @@ function stageLauncher(stage, version) {
   fs.cpSync(path.join(LAUNCHER_SOURCES, 'bin'), path.join(stage, 'bin'), { recursive: true });
   fs.cpSync(path.join(LAUNCHER_SOURCES, 'lib'), path.join(stage, 'lib'), { recursive: true });
   fs.copyFileSync(path.join(NPM_DIR, 'README.md'), path.join(stage, 'README.md'));
+  fs.copyFileSync(LICENSE_FILE, path.join(stage, 'LICENSE'));
   writeJson(path.join(stage, 'package.json'), launcherManifest(version));
 }
 
 function stagePlatform(stage, target, version, bundle) {
   fs.cpSync(bundle, path.join(stage, 'flowproof'), { recursive: true });
   fs.writeFileSync(path.join(stage, 'README.md'), platformReadme(target, version));
+  fs.copyFileSync(LICENSE_FILE, path.join(stage, 'LICENSE'));
   writeJson(path.join(stage, 'package.json'), platformManifest(target, version));
 }
 

@@ -30,6 +30,7 @@ def test_the_archive_holds_the_bundle_under_flowproof_with_fixed_owners_and_time
         members = tar.getmembers()
     assert [m.name for m in members] == [
         "flowproof",
+        "flowproof/LICENSE",
         "flowproof/_internal",
         "flowproof/_internal/base_library.zip",
         "flowproof/flowproof",
@@ -38,6 +39,10 @@ def test_the_archive_holds_the_bundle_under_flowproof_with_fixed_owners_and_time
         (0, 0, "", "", 1700000000)
     }
     assert members[-1].mode & 0o111 == 0o111
+    with tarfile.open(path) as tar:
+        licence = tar.extractfile("flowproof/LICENSE")
+        assert licence is not None
+        assert licence.read() == (build.ROOT / "LICENSE").read_bytes()
 
 
 def test_two_archives_of_one_bundle_are_identical(

@@ -88,3 +88,17 @@ def test_the_action_is_tested_as_assembled_and_its_major_tag_is_the_one_users_ar
         text = (ROOT / doc).read_text(encoding="utf-8")
         assert told in text, doc
         assert not re.findall(r"uses: flowproof/[\w-]+@v\d+", text.replace(told, "")), doc
+
+
+def test_the_python_package_is_built_proven_and_published_by_trusted_publishing() -> None:
+    built = WORKFLOW["jobs"]["python-dist"]
+    assert built["container"] == "python:3.11-slim-bullseye"  # glibc 2.31, as the archives
+    commands = "\n".join(step.get("run", "") for step in built["steps"])
+    assert "python installer/python_dist.py" in commands
+    assert "python installer/python_channel.py" in commands
+    publish = WORKFLOW["jobs"]["publish-pypi"]
+    assert set(publish["needs"]) == {"build", "python-dist"}
+    assert publish["permissions"] == {"id-token": "write"}
+    [upload] = [s for s in publish["steps"] if "gh-action-pypi-publish" in s.get("uses", "")]
+    assert upload["uses"].startswith("pypa/gh-action-pypi-publish@")
+    assert "password" not in upload.get("with", {})  # no stored token: trusted publishing

@@ -49,6 +49,7 @@ def test_the_launcher_has_a_bin_no_scripts_and_only_exact_optional_dependencies(
     with tarfile.open(packed.launcher) as archive:
         names = sorted(archive.getnames())
     assert names == [
+        "package/LICENSE",
         "package/README.md",
         "package/bin/flowproof.js",
         "package/lib/platform.js",
@@ -71,6 +72,7 @@ def test_the_engine_package_declares_its_platform_and_keeps_the_bundle_executabl
         modes = {member.name: member.mode for member in archive.getmembers()}
     assert modes["package/flowproof/flowproof"] & 0o111 == 0o111
     assert "package/flowproof/_internal/base_library.zip" in modes
+    assert "package/LICENSE" in modes
 
 
 def test_both_tarballs_install_offline_and_npx_runs_the_fake_engine(
