@@ -53,7 +53,7 @@ def test_a_flow_passes_and_a_divergence_fails_with_its_message(
 
 
 def test_flows_run_under_xdist_and_k(project: Path, pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--flowproof", "specs", "-n", "2", "-k", "booking")
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-n", "2", "-k", "not regressed")
     result.assert_outcomes(passed=1)  # the diverging flow was deselected by -k
 
 
@@ -140,7 +140,7 @@ def test_an_in_process_flow_that_diverges_fails_the_test_with_the_divergence(
 
 
 def test_a_collected_flow_writes_its_run_record(project: Path, pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "booking")
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "not regressed")
     result.assert_outcomes(passed=1)
     (record,) = (pytester.path / ".flowproof" / "runs").glob("*/report.json")
     assert '"Booking assistant books a flight"' in record.read_text()
@@ -171,7 +171,7 @@ def test_an_agent_cwd_holding_the_specs_is_refused_as_flowproof_run_refuses_it(
 ) -> None:
     spec = project / "specs" / "booking.yaml"
     spec.write_text(spec.read_text().replace("agent:\n", "agent:\n  cwd: .\n", 1))
-    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "booking")
+    result = pytester.runpytest_subprocess("--flowproof", "specs", "-k", "not regressed")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
