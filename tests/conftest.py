@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from flowproof import proxy_environ
 from tests.upstream.scripted import ScriptedUpstream
 
 pytest_plugins = ["pytester"]  # tests/e2e/test_pytest_plugin.py runs pytest on flows
@@ -28,16 +29,7 @@ STRIPPED_PREFIXES = (
     "AZURE_OPENAI_",
     "OLLAMA_",
 )
-PROXY_VARIABLES = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-)
+PROXY_VARIABLES = (*proxy_environ.PROXY_VARIABLES, *proxy_environ.NO_PROXY_VARIABLES)
 ENGINE_VARIABLE = "FLOWPROOF_TEST_ENGINE"
 """Names the flowproof the end-to-end tests run (a frozen binary, `npx flowproof`, ...)."""
 

@@ -19,14 +19,13 @@ date or per-run ids (Claude Code, Codex CLI) get theirs from verify.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ import pytest
 
 from tests.conftest import ROOT, CliResult, flowproof
 from tests.loopback import ThreadedApp
+from tests.netns import join_netns, loopback_only_netns  # noqa: F401 (the netns fixture)
 from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
 
 pytestmark = pytest.mark.agent_matrix
@@ -43,7 +43,6 @@ pytestmark = pytest.mark.agent_matrix
 MATRIX = ROOT / "tests" / "agents" / "matrix"
 BIN = MATRIX / "node_modules" / ".bin"
 KEY = "sk-matrix-upstream-key"
-CLONE_NEWNET = 0x40000000
 TOOL_RESULT_MARKERS = (
     '"role": "tool"',
     '"function_call_output"',
@@ -220,34 +219,13 @@ FINAL = {
 }
 
 
-@pytest.fixture(scope="module")
-def netns() -> Iterator[int]:
-    """A network namespace with only loopback up, held open by a sleeping process; yields
-    the holder's pid (nsenter --net=/proc/<pid>/ns/net joins it)."""
-    holder = subprocess.Popen(
-        ["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 3600"],
-        stdout=subprocess.PIPE,
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == b"up\n"
-    holder.stdout.close()
-    yield holder.pid
-    holder.kill()
-    holder.wait()
-
-
 class NamespacedUpstream(ScriptedUpstream):
     """The scripted upstream, listening on the namespace's loopback: its server thread joins
     the namespace before it binds (a network namespace is per thread)."""
 
     def start_in(self, pid: int) -> None:
         def routes(app: Any) -> None:
-            descriptor = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                if libc.setns(descriptor, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns failed")
-            finally:
-                os.close(descriptor)
+            join_netns(pid)
             app.router.add_post("/{tail:.*}", self._handle)
 
         self._server = ThreadedApp("scripted-upstream-netns", routes)

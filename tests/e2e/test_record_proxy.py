@@ -25,7 +25,8 @@ from aiohttp import web
 
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
-from tests.upstream.connect_proxy import ConnectProxy, _join_netns
+from tests.netns import join_netns, loopback_only_netns  # noqa: F401 (the netns fixture)
+from tests.upstream.connect_proxy import ConnectProxy
 from tests.upstream.scripted import ScriptedUpstream
 
 PROVIDER = "api.provider.test"
@@ -37,20 +38,6 @@ if os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("nsenter")
         "the proxy tests run in a network namespace: needs root, unshare and nsenter",
         allow_module_level=True,
     )
-
-
-@pytest.fixture(scope="module")
-def netns() -> Iterator[int]:
-    """A network namespace with only loopback up, held open by a sleeping process."""
-    holder = subprocess.Popen(
-        ["unshare", "-n", "sh", "-c", "ip link set lo up && echo up && exec sleep 3600"],
-        stdout=subprocess.PIPE,
-    )
-    assert holder.stdout is not None and holder.stdout.readline() == b"up\n"
-    holder.stdout.close()
-    yield holder.pid
-    holder.kill()
-    holder.wait()
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +77,7 @@ class NamespacedUpstream(ScriptedUpstream):
             return runner
 
         def serve() -> None:
-            _join_netns(pid)
+            join_netns(pid)
             asyncio.set_event_loop(loop)
             runner = loop.run_until_complete(boot())
             ready.set()

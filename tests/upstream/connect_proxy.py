@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ctypes
-import os
 import threading
 from dataclasses import dataclass, field
 
-CLONE_NEWNET = 0x40000000
+from tests.netns import join_netns
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class ConnectProxy:
 
         def serve() -> None:
             if netns_pid is not None:
-                _join_netns(netns_pid)
+                join_netns(netns_pid)
             asyncio.set_event_loop(self._loop)
             server = self._loop.run_until_complete(
                 asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -182,14 +180,3 @@ async def _pipe_both(
     up_writer: asyncio.StreamWriter,
 ) -> None:
     await asyncio.gather(_pipe(client_reader, up_writer), _pipe(up_reader, client_writer))
-
-
-def _join_netns(pid: int) -> None:
-    """Move this thread into the network namespace of `pid` (a namespace is per thread)."""
-    descriptor = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.setns(descriptor, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns failed")
-    finally:
-        os.close(descriptor)
