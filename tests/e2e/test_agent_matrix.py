@@ -42,6 +42,8 @@ pytestmark = pytest.mark.agent_matrix
 
 MATRIX = ROOT / "tests" / "agents" / "matrix"
 BIN = MATRIX / "node_modules" / ".bin"
+OPENCODE = MATRIX / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+"""opencode's Linux x64 binary, from its platform package (npm links no command for it)."""
 KEY = "sk-matrix-upstream-key"
 TOOL_RESULT_MARKERS = (
     '"role": "tool"',
@@ -153,7 +155,7 @@ AGENTS = [
     ),
     MatrixAgent(
         "opencode",
-        f'{BIN / "opencode"} run -m openai/gpt-4.1 "$FLOWPROOF_PROMPT"',
+        f'{OPENCODE} run -m openai/gpt-4.1 "$FLOWPROOF_PROMPT"',
         "glob",
         {"pattern": "**/*.md"},
         "  - assert_tool_call: glob where pattern contains md\n"
@@ -165,7 +167,7 @@ AGENTS = [
         },
         declare=("normalize: [date]", "ignore_fields: [prompt_cache_key]"),
         volatile="prompt_cache_key",
-        needs=BIN / "opencode",
+        needs=OPENCODE,
     ),
     MatrixAgent(
         "openai-agents",
@@ -306,7 +308,9 @@ def in_netns(pid: int, *args: str, cwd: Path, env: dict[str, str]) -> CliResult:
         cwd=cwd,
         env={"PATH": path, **env},
         prefix=("nsenter", f"--net=/proc/{pid}/ns/net", "--"),
-        timeout=240,
+        # record --verify replays the flow once or more: a CLI that takes seconds to start
+        # (Gemini CLI, opencode) needs minutes for it on a busy 2-core machine.
+        timeout=900,
     )
 
 
@@ -329,8 +333,13 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
     upstream.start_in(netns)
     project, home = tmp_path / "recorded" / "project", tmp_path / "home-recorded"
     home.mkdir(parents=True)
+    # Each run its own temporary directory, as a per-user TMPDIR is (macOS): with TMPDIR unset
+    # it is /tmp, and a checkout under /tmp (a CI clone) would then be normalised with it.
+    (tmp_path / "tmp-recorded").mkdir()
+    (tmp_path / "tmp-replay").mkdir()
     record_env = {
         "HOME": str(home),
+        "TMPDIR": str(tmp_path / "tmp-recorded"),
         "TZ": "Etc/UTC",
         "FLOWPROOF_AGENT_UPSTREAM": upstream.base_url,
         "FLOWPROOF_AGENT_KEY": KEY,
@@ -361,7 +370,11 @@ def test_records_then_replays_elsewhere(agent: MatrixAgent, netns: int, tmp_path
     elsewhere, other_home = tmp_path / "moved" / "project", tmp_path / "home-replay"
     shutil.copytree(project, elsewhere)
     other_home.mkdir()
-    replay_env = {"HOME": str(other_home), "TZ": other_timezone()}
+    replay_env = {
+        "HOME": str(other_home),
+        "TMPDIR": str(tmp_path / "tmp-replay"),
+        "TZ": other_timezone(),
+    }
     replay = in_netns(netns, "run", "specs", cwd=elsewhere, env=replay_env)
     assert replay.code == 0, replay.output
 
