@@ -22,7 +22,6 @@ from flowproof.assertions.suggest import (
     suggest,
 )
 from flowproof.cli.output import out
-from flowproof.dialects.base import offered_tools
 from flowproof.engine.lanes import check_lanes, trajectory
 from flowproof.errors import ConfigError
 from flowproof.files import write_text_atomic
@@ -68,13 +67,12 @@ def recording_of(trace: Trace, task: str) -> Recording:
     """What the trace shows: its trajectory, every tool result told to the model, and every
     tool the requests offered."""
     results: list[SeenResult] = []
-    offered: dict[str, None] = {}
     for number, turn in enumerate(trace.turns):
         facts = turn.facts
         if facts is not None:
             results += [SeenResult(number, tool, content) for tool, content in facts.tool_results]
-        offered.update(dict.fromkeys(offered_tools(turn.request)))
-    return Recording(task, trajectory(trace.lanes), tuple(results), tuple(offered))
+    recorded = trajectory(trace.lanes)
+    return Recording(task, recorded, tuple(results), recorded.offered or ())
 
 
 def _write(loaded: LoadedSpec, steps: list[Suggestion]) -> None:
