@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowproof.dialects.base import without_transport
+from flowproof.matching.exact import holds_placeholder
 from flowproof.matching.fields import FieldPath, strip_fields
 from flowproof.trace.model import Turn
 
@@ -35,28 +36,109 @@ def request_key(request: Any, ignored: Sequence[FieldPath] = ()) -> str:
 class TurnMatcher:
     """Consume-once lookup over a trace's turns.
 
-    Turns are indexed by (dialect, canonical request) once, each key holding its turns in
-    recorded order, so a claim costs one key computation and a dict lookup however long the
-    trace is; the earliest-unconsumed rule is the front of the key's queue.
+    Turns are indexed by (dialect, canonical request), each key holding its turns in recorded
+    order, so a claim costs one key computation and a dict lookup however long the trace is;
+    the earliest-unconsumed rule is the front of the key's queue. The index is built lazily,
+    from the first turn on, only as far as a claim needs (a sequential agent's request K
+    indexes turn K): a trace is loaded without serialising every request, and a request
+    served by its bytes (`claim_exact`) never needs its turn's key at all.
+
+    With `exact` (the default) the turns are also indexed by the digest of the bytes record
+    saw (matching/exact.py); `exact=False` builds the matcher that reads every request, the
+    reference the fast path is tested against. Both kinds of claim share one set of consumed
+    flags.
     """
 
-    def __init__(self, turns: Sequence[Turn], ignored: Sequence[FieldPath] = ()) -> None:
+    def __init__(
+        self, turns: Sequence[Turn], ignored: Sequence[FieldPath] = (), *, exact: bool = True
+    ) -> None:
         self.turns = tuple(turns)
         self.ignored = tuple(ignored)
         self._consumed = [False] * len(self.turns)
         self._by_key: dict[tuple[str, str], deque[int]] = {}
-        for index, turn in enumerate(self.turns):
-            key = (turn.dialect, request_key(turn.request, self.ignored))
-            self._by_key.setdefault(key, deque()).append(index)
+        self._keys: list[str | None] = [None] * len(self.turns)
+        self._indexed = 0
+        """Turns [0, _indexed) are in `_by_key`."""
+        self._front = 0
+        """No turn before this one is unconsumed."""
+        self._by_digest: dict[str, deque[int]] = {}
+        self._plain: list[bool | None] = [None] * len(self.turns)
+        if exact:
+            for index, turn in enumerate(self.turns):
+                if turn.request_sha256 is not None:
+                    self._by_digest.setdefault(turn.request_sha256, deque()).append(index)
 
     def claim(self, dialect: str, request: Any) -> int | None:
         """Index of the earliest unconsumed turn that matches exactly, now consumed; else None."""
-        waiting = self._by_key.get((dialect, request_key(request, self.ignored)))
+        key = (dialect, request_key(request, self.ignored))
+        while True:
+            waiting = self._by_key.get(key)
+            if waiting:
+                _drop_consumed(waiting, self._consumed)
+            if waiting:
+                index = waiting.popleft()
+                self._consume(index)
+                return index
+            # Only turns past the indexed prefix can hold it: the next one joins the index.
+            if self._indexed == len(self.turns):
+                return None
+            self._index_next()
+
+    def claim_exact(self, dialect: str, digest: str) -> int | None:
+        """The turn recorded from these very bytes, now consumed, when the slow path would
+        claim that same turn for them; None otherwise (then ask `claim`). The caller has
+        checked that normalising the request's parse changes nothing (exact.FastGate)."""
+        waiting = self._by_digest.get(digest)
         if not waiting:
             return None
-        index = waiting.popleft()
-        self._consumed[index] = True
+        _drop_consumed(waiting, self._consumed)
+        if not waiting:
+            return None
+        index = waiting[0]
+        if self.turns[index].dialect != dialect or not self._is_plain(index):
+            return None
+        if not self._is_earliest(index):
+            return None
+        waiting.popleft()
+        self._consume(index)
         return index
+
+    def _is_plain(self, index: int) -> bool:
+        """Whether turn `index`'s request holds no placeholder (record normalised nothing)."""
+        plain = self._plain[index]
+        if plain is None:
+            plain = self._plain[index] = not holds_placeholder(self.turns[index].request)
+        return plain
+
+    def _is_earliest(self, index: int) -> bool:
+        """Whether the slow path would claim turn `index` for a request of its key: no earlier
+        unconsumed turn has the same. A sequential agent has consumed every earlier turn."""
+        while self._front < len(self.turns) and self._consumed[self._front]:
+            self._front += 1
+        if self._front == index:
+            return True
+        while self._indexed <= index:
+            self._index_next()
+        waiting = self._by_key[self._key_of(index)]
+        _drop_consumed(waiting, self._consumed)
+        return waiting[0] == index
+
+    def _key_of(self, index: int) -> tuple[str, str]:
+        turn = self.turns[index]
+        key = self._keys[index]
+        if key is None:
+            key = self._keys[index] = request_key(turn.request, self.ignored)
+        return (turn.dialect, key)
+
+    def _index_next(self) -> None:
+        index = self._indexed
+        if not self._consumed[index]:  # a turn served by its bytes is never claimed again
+            self._by_key.setdefault(self._key_of(index), deque()).append(index)
+        self._indexed += 1
+
+    def _consume(self, index: int) -> None:
+        self._consumed[index] = True
+        self._keys[index] = None  # the key of a served turn is never asked again
 
     def closest(self, dialect: str, request: Any) -> int | None:
         """The unconsumed turn most like `request`, to explain a divergence against.
@@ -81,6 +163,12 @@ class TurnMatcher:
 
     def unserved(self) -> list[int]:
         return [index for index, used in enumerate(self._consumed) if not used]
+
+
+def _drop_consumed(waiting: deque[int], consumed: Sequence[bool]) -> None:
+    """Turns another kind of claim consumed leave the front of their queues here, lazily."""
+    while waiting and consumed[waiting[0]]:
+        waiting.popleft()
 
 
 def _shared_history(recorded: Any, replayed: Any) -> int:

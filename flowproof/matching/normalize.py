@@ -307,6 +307,12 @@ class Normalizer:
         """Every fact normalised here: the declared entries, then the defaults not declared."""
         return (*self.entries, *(fact for fact in self.applied if fact not in self.entries))
 
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """Every current value a request may hold that `to_placeholders` would replace: a body
+        whose text holds none of them is left as it is (the fast path, matching/exact.py)."""
+        return tuple(value for sub in self.substitutions for value in sub.values)
+
     def to_placeholders(self, body: Any) -> Any:
         """`body` with each current value replaced by its placeholder (longest value first)."""
         table = {

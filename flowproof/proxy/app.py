@@ -26,16 +26,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from flowproof.capability import Capability
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
 from flowproof.lanes import MODEL_LANE
+from flowproof.matching.exact import request_digest
 from flowproof.proxy import http
 from flowproof.proxy.h1 import Request
 from flowproof.proxy.http import Handler, Response, Server, json_response
+from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = http.LOOPBACK
@@ -59,6 +61,34 @@ class ModelCall:
     route: Route | None = None
     """What the path says (record forwards it; a trace stores only what it folded into the
     body)."""
+    raw: bytes = b""
+    """The body's bytes as the agent sent them."""
+    path: str = ""
+    """The path as the route read it (capability off)."""
+    query: str = ""
+    """The query string as the route read it."""
+
+    def digest(self) -> str:
+        """What record keeps of these bytes, so replay serves them unread (matching/exact.py)."""
+        return request_digest(self.dialect.name, self.path, self.query, self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class RawCall:
+    """One model request before its body is read: what a backend's fast path looks at."""
+
+    dialect: Dialect
+    path: str
+    query: str
+    raw: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A request answered by its bytes alone: the turn the traffic keeps, the response ready."""
+
+    turn: Turn
+    response: Response
 
 
 class Backend(Protocol):
@@ -67,7 +97,17 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class ExactBackend(Protocol):
+    def answer_exact(self, call: RawCall) -> Served | None:
+        """The answer to a request whose bytes say it all (a replay of the very bytes
+        recorded); None when the request must be read, and `answer` asked."""
+        ...
+
+
 def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Handler:
+    exact = backend if isinstance(backend, ExactBackend) else None
+
     async def handle(sent: Request) -> Response:
         request = _admitted(sent, capability)
         if request is None:
@@ -101,6 +141,11 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         raw = request.body
         if not raw.strip():
             return _unservable(request, 400, "the request body is empty")
+        if exact is not None:
+            served = exact.answer_exact(RawCall(dialect, request.path, request.query_string, raw))
+            if served is not None:
+                traffic.add(MODEL_LANE, served.turn)
+                return served.response
         try:
             body = json.loads(raw)
         except ValueError:
@@ -110,14 +155,20 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         route = dialect.route(request.path, request.query_string)
         stream = route.stream if route.stream is not None else dialect.wants_stream(body)
         body = route.adopt(body)
-        call = ModelCall(dialect, body, request.headers, request.method, route)
+        call = ModelCall(
+            dialect,
+            body,
+            request.headers,
+            request.method,
+            route,
+            raw,
+            request.path,
+            request.query_string,
+        )
         answered = await backend.answer(call)
         if answered.turn is not None:
             traffic.add(MODEL_LANE, answered.turn)
-        if answered.status == 200 and stream:
-            frames = dialect.render_stream(body, answered.body)
-            return _stream(frames, dialect.stream_content_type)
-        return json_response(answered.status, answered.body, answered.headers)
+        return rendered(dialect, stream, body, answered)
 
     def _unservable(request: Request, status: int, why: str) -> Response:
         """Written down as a failed request before it is answered: an agent that copes with
@@ -171,6 +222,15 @@ def _refuse_outsider() -> Response:
         "flowproof: this proxy serves only the agent flowproof started, at the base URL "
         "flowproof gave it; the request's path did not start with it",
     )
+
+
+def rendered(dialect: Dialect, stream: bool, body: Any, answered: Answer) -> Response:
+    """What the agent is sent for `answered`: its SSE frames when the request streams (read
+    from the request's `body`), else its JSON."""
+    if answered.status == 200 and stream:
+        frames = dialect.render_stream(body, answered.body)
+        return _stream(frames, dialect.stream_content_type)
+    return json_response(answered.status, answered.body, answered.headers)
 
 
 def _stream(frames: Sequence[bytes], content_type: str) -> Response:

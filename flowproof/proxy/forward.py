@@ -229,10 +229,12 @@ class ForwardBackend:
             return _refuse(dialect, "flowproof: this recording has already failed")
         route = call.route or Route(dialect.upstream_path)
         try:
-            request = dialect.upstream_body(dialect.substitute_tool_results(request, self.mocks))
+            substituted = dialect.substitute_tool_results(request, self.mocks)
         except ToolResultsExhausted as exc:
             self.traffic.fail(str(exc))
             return _refuse(dialect, f"flowproof: {exc}")
+        digest = recorded_digest(call, substituted)
+        request = dialect.upstream_body(substituted)
         import aiohttp  # record only: replay never loads a network client (nor pays its import)
 
         from flowproof.outbound.route import UnusableProxy
@@ -286,7 +288,7 @@ class ForwardBackend:
             self.traffic.notes.append(note)
         stored = self.normalizer.to_placeholders(response)
         kept = self.normalizer.to_placeholders(without_transport(request))
-        turn = Turn(dialect.name, kept, stored)
+        turn = Turn(dialect.name, kept, stored, digest)
         return Answer(200, self.normalizer.from_placeholders(stored), turn=turn)
 
     def _refusal(self, dialect: Dialect, reply: _Reply, asked: str, place: Place) -> str:
@@ -439,6 +441,14 @@ def _encoding_in(exc: Exception) -> str:
 
 class _Abandoned(Exception):
     """An upstream call close() cancelled: the flow ended while it was in flight."""
+
+
+def recorded_digest(call: ModelCall, substituted: Any) -> str | None:
+    """The digest a recorded turn keeps of what the agent sent (matching/exact.py); None when
+    a mock rewrote the request, whose stored body is then not what those bytes say."""
+    if substituted is not call.body and substituted != call.body:
+        return None
+    return call.digest() if call.raw else None
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:

@@ -9,11 +9,14 @@ shows just the turns that changed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend, ModelCall
+from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.replay import matchable, served
 from flowproof.traffic import Answer, Traffic
 
@@ -43,4 +46,10 @@ class KeepMatchingBackend:
         if index is None:
             return await self.forward.answer(call)
         self.traffic.kept.add(len(self.traffic.turns))
-        return served(dialect, normalized, self.kept.turns[index], self.normalizer)
+        answer = served(dialect, normalized, self.kept.turns[index], self.normalizer)
+        # The kept turn is this recording's: it keeps the digest of the bytes sent now, taken
+        # as record takes it (mocks substituted into the same body the match read).
+        substituted = dialect.substitute_tool_results(request, self.mocks)
+        digest = recorded_digest(call, substituted)
+        assert answer.turn is not None  # served() always names the turn it served
+        return replace(answer, turn=replace(answer.turn, request_sha256=digest))

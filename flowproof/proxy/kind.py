@@ -1,13 +1,14 @@
 """The model lane's kind: everything flowproof does with the `model` lane's turns, in one plugin,
 kept with the model boundary as mcp/kind.py is kept with the tool boundary.
 
-A turn is written to a trace as `{"dialect", "request", "response"}`; a loaded lane is refused
-when a turn names a dialect this flowproof does not know; the secret scan reads both bodies;
-the run record shows one timeline row per turn from its parsed facts (trace/model.py); and
-`record --diff` and the trajectory read the main conversation (trace/trajectory.py,
-trace/tracediff.py). Registered by defining it (trace/kinds.py lists this module among its
-built-in kinds). Which turn replay serves is the matching's business (matching/match.py),
-chosen by the engine's strategy.
+A turn is written to a trace as `{"dialect", "request", "response"}`, with the digest of the
+bytes the agent sent (`request_sha256`, matching/exact.py) when record took one; a loaded lane
+is refused when a turn names a dialect this flowproof does not know; the secret scan reads
+both bodies; the run record shows one timeline row per turn from its parsed facts
+(trace/model.py); and `record --diff` and the trajectory read the main conversation
+(trace/trajectory.py, trace/tracediff.py). Registered by defining it (trace/kinds.py lists
+this module among its built-in kinds). Which turn replay serves is the matching's business
+(matching/match.py), chosen by the engine's strategy.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from flowproof.assertions.trajectory import Trajectory
 from flowproof.dialects import dialect_named
 from flowproof.errors import TraceError
 from flowproof.lanes import MODEL_LANE
+from flowproof.matching.exact import DIGEST_FIELD, is_digest
 from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
-from flowproof.trace.kinds import Document, LaneKind, expect, field
+from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane, Trace, Turn
 from flowproof.trace.tracediff import diff_traces
 from flowproof.trace.trajectory import build_trajectory
@@ -34,12 +36,21 @@ class ModelLane(LaneKind):
     kind = MODEL_LANE
 
     def encode(self, entry: Turn) -> Document:
-        return {"dialect": entry.dialect, "request": entry.request, "response": entry.response}
+        document = {"dialect": entry.dialect, "request": entry.request, "response": entry.response}
+        if entry.request_sha256 is not None:
+            document[DIGEST_FIELD] = entry.request_sha256
+        return document
 
     def decode(self, data: Any, where: str) -> Turn:
         turn = expect(data, dict, where)
         dialect = expect(field(turn, "dialect", where), str, f"{where}.dialect")
-        return Turn(dialect, field(turn, "request", where), field(turn, "response", where))
+        digest = turn.get(DIGEST_FIELD)
+        if digest is not None:
+            digest = expect(digest, str, f"{where}.{DIGEST_FIELD}")
+            if not is_digest(digest):
+                raise Malformed(f"{where}.{DIGEST_FIELD} is not a SHA-256 digest (64 hex digits)")
+        request, response = field(turn, "request", where), field(turn, "response", where)
+        return Turn(dialect, request, response, digest)
 
     def check(self, lane: Lane, source: str) -> None:
         for number, turn in enumerate(lane.entries, 1):

@@ -3,20 +3,27 @@ pyproject.toml (TID251) keeps it that way.
 
 A request is normalised (the flow's `normalize:` facts become placeholders) before it is
 matched, exactly as record normalised it before storing; the recorded response is served with
-its placeholders turned back into today's values."""
+its placeholders turned back into today's values.
+
+A request whose bytes are the very bytes a turn was recorded from is served that turn without
+being read (`answer_exact`, matching/exact.py says when that is provably what the path above
+would do), its answer rendered once per turn and kept: the verdict is the same either way."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
+from flowproof.matching.exact import FastGate, request_digest
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
-from flowproof.proxy.app import ModelCall
+from flowproof.proxy.app import ModelCall, RawCall, Served, rendered
+from flowproof.proxy.http import Response
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
 
@@ -38,6 +45,42 @@ class ReplayBackend:
         self.mocks = mocks
         self.traffic = traffic
         self.normalizer = rules.normalizer
+        self.gate = FastGate.for_flow(self.normalizer.spellings, mocked=bool(mocks))
+        self.served_exact = 0
+        """Requests served by their bytes alone (the rest were read and matched)."""
+
+    def answer_exact(self, call: RawCall) -> Served | None:
+        """The turn recorded from these very bytes, served without reading them; None when
+        the request must be read (`answer`), which then decides exactly as it always has."""
+        if self.traffic.divergence is not None or self.traffic.failures:
+            return None  # `answer` refuses, and says why
+        if not self.gate.admits(call.raw):
+            return None
+        digest = request_digest(call.dialect.name, call.path, call.query, call.raw)
+        index = self.matcher.claim_exact(call.dialect.name, digest)
+        if index is None:
+            return None
+        recorded = self.matcher.turns[index]
+        self.served_exact += 1
+        # The slow path's entry is Turn(dialect, the request as matched, the recorded
+        # response); the request as matched is the recorded request (exact.py), so the turn is
+        # the recorded one without its digest, as a replayed turn never carries one.
+        turn = Turn(recorded.dialect, recorded.request, recorded.response)
+        return Served(turn, self._rendered(call, recorded))
+
+    def _rendered(self, call: RawCall, recorded: Turn) -> Response:
+        """The response for `recorded` to these bytes, rendered on its first serve and kept
+        on the turn: it depends only on the bytes (the turn's digest) and on today's values."""
+        answers = recorded._answers
+        if answers is None:
+            answers = {}
+            object.__setattr__(recorded, "_answers", answers)
+        found = answers.get(self.normalizer)
+        if isinstance(found, Response):
+            return found
+        response = rendered_for_bytes(call, self.normalizer.from_placeholders(recorded.response))
+        answers[self.normalizer] = response
+        return response
 
     async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;
@@ -83,6 +126,26 @@ def served(dialect: Dialect, request: Any, recorded: Turn, normalizer: Normalize
     request as it came (transport keys out) with the recorded response."""
     turn = Turn(dialect.name, without_transport(request), recorded.response)
     return Answer(200, normalizer.from_placeholders(recorded.response), turn=turn)
+
+
+def rendered_for_bytes(call: RawCall, answer: Any) -> Response:
+    """What the app renders for a request of these bytes answered `answer` (app.rendered),
+    the body parsed only when the answer streams, or when the bytes cannot say it does not."""
+    dialect = call.dialect
+    route = dialect.route(call.path, call.query)
+    body: Any = None
+    if route.stream is not None:
+        stream = route.stream
+    elif b'"stream' not in call.raw and not dialect.wants_stream({}):
+        # `wants_stream` reads the body's `stream` key alone, and these bytes (no `\u` escape,
+        # FastGate) cannot hold it: the body answers as an empty one does.
+        stream = False
+    else:
+        body = json.loads(call.raw)
+        stream = dialect.wants_stream(body)
+    if stream:
+        body = route.adopt(json.loads(call.raw) if body is None else body)
+    return rendered(dialect, stream, body, Answer(200, answer))
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:

@@ -4,6 +4,8 @@ The file is pretty-printed and each body is stored as its parsed JSON value, so 
 prompt shows up in review as one changed line. `ensure_ascii=False` keeps non-English prompts
 readable in diffs.
 
+    format 5   as format 4; a model turn may carry `request_sha256`, the digest of the bytes the
+               agent sent (matching/exact.py)
     format 4   {"format_version": 4, "flowproof_version": ..., "normalized_by_default": ["cwd",
                 "home", "tmpdir"], "lanes": {...}}
     format 3   {"format_version": 3, "flowproof_version": ..., "lanes": {"model": [turn, ...],
@@ -29,7 +31,7 @@ from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.kinds import LaneKind, Malformed, expect, field, kind_named, known_kinds
 from flowproof.trace.model import Lane, Trace
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""
 
 Document = dict[str, Any]
@@ -58,10 +60,18 @@ def _migrate_3_to_4(document: Document) -> Document:
     return {**document, "format_version": 4, "normalized_by_default": []}
 
 
+def _migrate_4_to_5(document: Document) -> Document:
+    """Format 5 lets a model turn carry the digest of the bytes the agent sent. A format-4
+    turn has none, and is always matched by reading its request; only the number changes. The
+    bump keeps an older flowproof from reading a field it would not know to ignore."""
+    return {**document, "format_version": 5}
+
+
 _MIGRATIONS: dict[int, Callable[[Document], Document]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
 }
 
 

@@ -43,6 +43,16 @@ class Turn:
     """The request body as parsed JSON, key order kept (text when it was not JSON)."""
     response: Any
     """The response body as parsed JSON, key order kept."""
+    request_sha256: str | None = field(default=None, compare=False)
+    """The digest of the bytes the agent sent for this turn at record (matching/exact.py), so
+    replay can serve the same bytes without reading them; None for a turn recorded before
+    digests, or whose request record changed (a mocked tool result). Not part of the turn's
+    value: a re-serialisation by the agent changes no answer a reviewer needs to read."""
+    _answers: dict[object, object] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """The answers replay rendered for this turn (matching/exact.py), by what they depend on;
+    not part of the turn's value or its trace."""
     _facts: TurnFacts | None = field(default=None, init=False, repr=False, compare=False)
     """The parsed facts, filled on first read; not part of the turn's value or its trace."""
 

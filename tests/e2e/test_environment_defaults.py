@@ -85,7 +85,7 @@ def test_a_spec_without_normalize_replays_at_another_path_home_and_tmpdir(
     for recorded in (work, slug, env["HOME"], env["TMPDIR"]):
         assert recorded not in trace_text, f"{recorded} reached the trace"
     trace = json.loads(trace_text)
-    assert trace["format_version"] == 4
+    assert trace["format_version"] == 5
     assert trace["normalized_by_default"] == ["cwd", "home", "tmpdir"]
     system = trace["lanes"]["model"][0]["request"]["messages"][0]["content"]
     assert system.endswith(

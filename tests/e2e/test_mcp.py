@@ -77,7 +77,7 @@ def replay(directory: Path) -> CliResult:
 
 def lane(directory: Path, name: str = "mcp") -> list[dict]:
     trace = json.loads((directory / "specs" / f"{name}.trace.json").read_text())
-    assert trace["format_version"] == 4
+    assert trace["format_version"] == 5
     return trace["lanes"]["mcp.tools"]
 
 

@@ -17,7 +17,7 @@ from tests.upstream.scripted import ScriptedUpstream
 
 def test_record_then_replay_with_the_upstream_stopped(recorded: Path) -> None:
     trace = json.loads((recorded / "specs" / "booking.trace.json").read_text())
-    assert trace["format_version"] == 4 and len(trace["lanes"]["model"]) == 3
+    assert trace["format_version"] == 5 and len(trace["lanes"]["model"]) == 3
     # The mocked search result, not the agent's volatile one, is what the model was shown.
     tool_message = trace["lanes"]["model"][1]["request"]["messages"][-1]
     assert tool_message == {

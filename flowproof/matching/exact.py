@@ -1,0 +1,98 @@
+"""Byte-exact replay: serving a request whose bytes are the bytes recorded, without reading them.
+
+At record, each model turn keeps the SHA-256 of what the agent sent (`request_digest`: the
+dialect, the path and query the route read, the raw body). At replay, a request whose digest
+is a recorded turn's is served that turn without parsing, mock substitution, normalisation or
+serialising a key, but only when the slow path (matching/match.py over the parsed request)
+would provably claim the same turn and write the same traffic entry:
+
+- the bytes hold none of the normaliser's current spellings, no `\\/` and no `\\u` escape, and
+  no spelling holds a character JSON may escape (`FastGate`): then every string of the parsed
+  request is a run of the literal bytes, no fact occurs in it, and normalising it changes
+  nothing; the recorded request holds no placeholder (`holds_placeholder`), so normalising it
+  at record changed nothing either. Equal bytes then mean an equal matched request.
+- the flow mocks no tool the model sees (`FastGate`): a substitution would change the
+  request, and proving it would not takes the parse this path exists to skip. Record keeps a
+  digest only when its own substitution changed nothing (proxy/forward.py), so a trace whose
+  requests record rewrote never offers one.
+- the turn is the earliest unconsumed one with the request's key (matching/match.py checks).
+
+Whatever fails a condition goes to the slow path, unchanged; the verdict is the same either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DIGEST_FIELD = "request_sha256"
+"""The model turn's field in a trace (trace format 5)."""
+PLACEHOLDER_MARK = "{{flowproof."
+"""What every normalisation placeholder starts with (matching/normalize.py `placeholder`)."""
+
+_HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_ESCAPES = (b"\\/", b"\\u")
+"""Escapes that can spell a character the bytes check cannot see: `\\/` a slash of a path,
+`\\u` any character at all."""
+
+
+def request_digest(dialect: str, path: str, query: str, raw: bytes) -> str:
+    """The digest record stores and replay looks up: the dialect's name, the path (capability
+    off) and query string as the route reads them, and the body's bytes. Each part but the
+    last is length-prefixed, so no two different requests run together into the same input."""
+    digest = hashlib.sha256()
+    for part in (dialect, path, query):
+        encoded = part.encode("utf-8", "surrogateescape")
+        digest.update(len(encoded).to_bytes(8, "big"))
+        digest.update(encoded)
+    digest.update(raw)
+    return digest.hexdigest()
+
+
+def is_digest(text: str) -> bool:
+    return _HEX_DIGEST.match(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class FastGate:
+    """Whether a flow may take the fast path at all, and the spellings each request's bytes
+    are searched for. Built once per flow by the replay backend."""
+
+    open: bool
+    spellings: tuple[bytes, ...] = ()
+
+    @classmethod
+    def for_flow(cls, spellings: Sequence[str], mocked: bool) -> FastGate:
+        # A mock rewrites tool results inside the request: no fast path (see the module doc).
+        if mocked or not all(_plain(spelling) for spelling in spellings):
+            return cls(False)
+        return cls(True, tuple(spelling.encode() for spelling in spellings))
+
+    def admits(self, raw: bytes) -> bool:
+        """Whether normalising the parse of `raw` is provably the identity."""
+        if not self.open:
+            return False
+        return not any(escape in raw for escape in _ESCAPES) and not any(
+            spelling in raw for spelling in self.spellings
+        )
+
+
+def _plain(spelling: str) -> bool:
+    """A spelling JSON writes only as itself (no `"`, `\\`, control or non-ASCII character)."""
+    return spelling.isascii() and not any(
+        char in '"\\' or ord(char) < 0x20 or ord(char) == 0x7F for char in spelling
+    )
+
+
+def holds_placeholder(value: Any) -> bool:
+    """Whether a stored body holds a normalisation placeholder, in a string or a key."""
+    if isinstance(value, str):
+        return PLACEHOLDER_MARK in value
+    if isinstance(value, list):
+        return any(holds_placeholder(item) for item in value)
+    if isinstance(value, dict):
+        return any(PLACEHOLDER_MARK in key or holds_placeholder(v) for key, v in value.items())
+    return False
