@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib.servers import Server
-from bench.lib.wire import encode_request, send_all
+from bench.lib.wire import encode_body, encode_request, send_all
 from flowproof import __version__
+from flowproof.matching.exact import request_digest
 from flowproof.matching.match import TurnMatcher
 from flowproof.trace.codec import encode
 from flowproof.trace.model import Trace, Turn
 
 CONTEXT = "The traveller's notes, repeated as a long prompt would be. " * 1000
+PATH = "/v1/chat/completions"
 
 
 def turns(count: int, prompt_kb: int) -> list[Turn]:
@@ -53,7 +55,9 @@ def turns(count: int, prompt_kb: int) -> list[Turn]:
             ],
             "usage": {"prompt_tokens": 12000, "completion_tokens": 8, "total_tokens": 12008},
         }
-        out.append(Turn("openai_chat", request, response))
+        # The digest record keeps of the bytes the bench's client sends (matching/exact.py).
+        digest = request_digest("openai_chat", PATH, "", encode_body(request))
+        out.append(Turn("openai_chat", request, response, digest))
     return out
 
 
@@ -108,8 +112,7 @@ def large_trace(
     path = work / "large.trace.json"
     path.write_text(encode(Trace.from_turns(recorded, __version__)), encoding="utf-8")
     sequence = [
-        encode_request("/v1/chat/completions", t.request, {"x-bench-turn": str(i)})
-        for i, t in enumerate(recorded)
+        encode_request(PATH, t.request, {"x-bench-turn": str(i)}) for i, t in enumerate(recorded)
     ]
     runs: dict[str, list[dict[str, Any]]] = {"flowproof": [], "raw": []}
     for round_ in range(rounds):
@@ -130,6 +133,7 @@ def large_trace(
                     + server.started["index_ms"]
                     + serve_s * 1000,
                     "peak_rss_mb": stopped["peak_rss_mb"],
+                    "served_exact": stopped.get("served_exact", 0),
                 }
             )
     idle_rss = None

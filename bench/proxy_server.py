@@ -29,7 +29,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.lib.wire import header, http_chunked, http_json, serve_canned  # noqa: E402
+from bench.lib.wire import (  # noqa: E402
+    encode_body,
+    header,
+    http_chunked,
+    http_json,
+    serve_canned,
+)
+
+PATH = "/v1/chat/completions"
+"""Where the bench's client sends every request (bench/throughput.py)."""
 
 
 def report(**fields: Any) -> None:
@@ -50,7 +59,7 @@ async def until_stdin_closes() -> None:
         PROFILER.disable()
 
 
-async def flowproof_server(trace_path: Path, per_client: bool) -> int:
+async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int]:
     from flowproof.capability import Capability
     from flowproof.matching.match import TurnMatcher
     from flowproof.proxy.app import make_app, serve
@@ -66,24 +75,44 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
     indexed = time.perf_counter()
     app_traffic = Traffic()
 
+    # The bench's client sends each recorded request re-encoded (bench/throughput.py), plain
+    # or with `"stream": true`: not the bytes the recorded agent sent. Each turn gets the
+    # digest record would have kept of those bytes (the recorder's own function), one copy
+    # of the trace per way of sending, so replay serves them as it serves an agent's own.
+    variants = {
+        stream: tuple(_digested(turn, stream) for turn in turns) for stream in (False, True)
+    }
+
     class PerClient:
         """One ReplayBackend per client, renewed once its flow's turns are all served."""
 
         def __init__(self) -> None:
-            self.backends: dict[str, ReplayBackend] = {}
+            self.backends: dict[tuple[str, bool], ReplayBackend] = {}
             self.served = 0
+            self.served_exact = 0
 
-        async def answer(self, call: Any) -> Any:
-            cid = call.headers.get("x-bench-client", "")
-            backend = self.backends.get(cid)
+        def _backend(self, headers: Any) -> ReplayBackend:
+            cid = headers.get("x-bench-client", "")
+            stream = bool(headers.get("x-bench-stream"))
+            backend = self.backends.get((cid, stream))
             if backend is None or backend.matcher.served == len(turns):
-                backend = ReplayBackend(TurnMatcher(turns), {}, Traffic())
-                self.backends[cid] = backend
-            self.served += 1
+                if backend is not None:
+                    self.served_exact += backend.served_exact
+                backend = ReplayBackend(TurnMatcher(variants[stream]), {}, Traffic())
+                self.backends[(cid, stream)] = backend
             if len(app_traffic.requests) > 10_000:
                 app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench
                 app_traffic.turns.clear()
-            answer = await backend.answer(call)
+            return backend
+
+        def answer_exact(self, call: Any) -> Any:
+            served = self._backend(call.headers).answer_exact(call)
+            self.served += served is not None
+            return served
+
+        async def answer(self, call: Any) -> Any:
+            self.served += 1
+            answer = await self._backend(call.headers).answer(call)
             if answer.status != 200:
                 raise RuntimeError(f"bench replay refused: {answer.body}")
             return answer
@@ -100,10 +129,23 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> int:
     )
     await until_stdin_closes()
     await runner.cleanup()
-    return backend.served if per_client else backend.matcher.served
+    if per_client:
+        exact = backend.served_exact + sum(b.served_exact for b in backend.backends.values())
+        return backend.served, exact
+    return backend.matcher.served, backend.served_exact
 
 
-async def raw_server(trace_path: Path) -> int:
+def _digested(turn: Any, stream: bool) -> Any:
+    from dataclasses import replace
+
+    from flowproof.matching.exact import request_digest
+
+    body = {**turn.request, "stream": True} if stream else turn.request
+    digest = request_digest(turn.dialect, PATH, "", encode_body(body))
+    return replace(turn, request_sha256=digest)
+
+
+async def raw_server(trace_path: Path) -> tuple[int, int]:
     from flowproof.dialects.base import dialect_named
 
     started = time.perf_counter()
@@ -135,7 +177,7 @@ async def raw_server(trace_path: Path) -> int:
     )
     await until_stdin_closes()
     server.close()
-    return served
+    return served, 0
 
 
 def main() -> None:
@@ -147,12 +189,12 @@ def main() -> None:
 
         PROFILER = cProfile.Profile(time.process_time)
     if kind == "flowproof":
-        served = asyncio.run(flowproof_server(trace, "--per-client" in sys.argv))
+        served, exact = asyncio.run(flowproof_server(trace, "--per-client" in sys.argv))
     else:
-        served = asyncio.run(raw_server(trace))
+        served, exact = asyncio.run(raw_server(trace))
     if PROFILER is not None:
         PROFILER.dump_stats(profile_to)
-    report(served=served, peak_rss_mb=peak_rss_kb() / 1024)
+    report(served=served, served_exact=exact, peak_rss_mb=peak_rss_kb() / 1024)
 
 
 def peak_rss_kb() -> int:

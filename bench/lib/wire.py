@@ -59,8 +59,13 @@ async def serve_canned(choose: Choose, port: int = 0) -> asyncio.Server:
     return await asyncio.start_server(handle, "127.0.0.1", port, limit=1 << 26)
 
 
+def encode_body(body: Any) -> bytes:
+    """A request body's bytes as the bench's client sends them."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def encode_request(path: str, body: Any, headers: dict[str, str]) -> bytes:
-    raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    raw = encode_body(body)
     lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     lines.append(f"Content-Length: {len(raw)}")

@@ -34,9 +34,10 @@ PLACEHOLDER_MARK = "{{flowproof."
 """What every normalisation placeholder starts with (matching/normalize.py `placeholder`)."""
 
 _HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
-_ESCAPES = (b"\\/", b"\\u")
+_ESCAPES = re.compile(rb"\\[/u]")
 """Escapes that can spell a character the bytes check cannot see: `\\/` a slash of a path,
-`\\u` any character at all."""
+`\\u` any character at all. (A compiled literal search: on long bodies it runs several times
+faster than `bytes.__contains__`.)"""
 
 
 def request_digest(dialect: str, path: str, query: str, raw: bytes) -> str:
@@ -62,22 +63,22 @@ class FastGate:
     are searched for. Built once per flow by the replay backend."""
 
     open: bool
-    spellings: tuple[bytes, ...] = ()
+    spellings: tuple[re.Pattern[bytes], ...] = ()
 
     @classmethod
     def for_flow(cls, spellings: Sequence[str], mocked: bool) -> FastGate:
         # A mock rewrites tool results inside the request: no fast path (see the module doc).
         if mocked or not all(_plain(spelling) for spelling in spellings):
             return cls(False)
-        return cls(True, tuple(spelling.encode() for spelling in spellings))
+        return cls(True, tuple(re.compile(re.escape(s.encode())) for s in spellings))
 
     def admits(self, raw: bytes) -> bool:
         """Whether normalising the parse of `raw` is provably the identity."""
         if not self.open:
             return False
-        return not any(escape in raw for escape in _ESCAPES) and not any(
-            spelling in raw for spelling in self.spellings
-        )
+        if _ESCAPES.search(raw):
+            return False
+        return not any(spelling.search(raw) for spelling in self.spellings)
 
 
 def _plain(spelling: str) -> bool:

@@ -81,6 +81,8 @@ class RawCall:
     path: str
     query: str
     raw: bytes
+    headers: Mapping[str, str]
+    """As the agent sent them; replay reads none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,9 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         if not raw.strip():
             return _unservable(request, 400, "the request body is empty")
         if exact is not None:
-            served = exact.answer_exact(RawCall(dialect, request.path, request.query_string, raw))
+            served = exact.answer_exact(
+                RawCall(dialect, request.path, request.query_string, raw, request.headers)
+            )
             if served is not None:
                 traffic.add(MODEL_LANE, served.turn)
                 return served.response
