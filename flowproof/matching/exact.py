@@ -24,9 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from flowproof.trace.model import Turn
+
+T = TypeVar("T")
 
 DIGEST_FIELD = "request_sha256"
 """The model turn's field in a trace (trace format 5)."""
@@ -97,3 +102,24 @@ def holds_placeholder(value: Any) -> bool:
     if isinstance(value, dict):
         return any(PLACEHOLDER_MARK in key or holds_placeholder(v) for key, v in value.items())
     return False
+
+
+def remembered(turn: Turn, key: object, work_out: Callable[[], T]) -> T:
+    """`work_out()`, done once per turn and `key` (what the result depends on besides the
+    turn's own bodies and digest), and kept on the turn: a turn is a frozen value."""
+    memo = turn._replay
+    if memo is None:
+        memo = {}
+        object.__setattr__(turn, "_replay", memo)
+    if key not in memo:
+        memo[key] = work_out()
+    found: T = memo[key]  # type: ignore[assignment]  # stored by this function, for this key
+    return found
+
+
+_PLAIN = "plain"
+
+
+def is_plain(turn: Turn) -> bool:
+    """Whether the turn's stored request holds no placeholder: record normalised nothing in it."""
+    return remembered(turn, _PLAIN, lambda: not holds_placeholder(turn.request))

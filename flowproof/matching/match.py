@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flowproof.dialects.base import without_transport
-from flowproof.matching.exact import holds_placeholder
+from flowproof.matching.exact import is_plain
 from flowproof.matching.fields import FieldPath, strip_fields
 from flowproof.trace.model import Turn
 
@@ -62,7 +62,6 @@ class TurnMatcher:
         self._front = 0
         """No turn before this one is unconsumed."""
         self._by_digest: dict[str, deque[int]] = {}
-        self._plain: list[bool | None] = [None] * len(self.turns)
         if exact:
             for index, turn in enumerate(self.turns):
                 if turn.request_sha256 is not None:
@@ -95,20 +94,13 @@ class TurnMatcher:
         if not waiting:
             return None
         index = waiting[0]
-        if self.turns[index].dialect != dialect or not self._is_plain(index):
+        if self.turns[index].dialect != dialect or not is_plain(self.turns[index]):
             return None
         if not self._is_earliest(index):
             return None
         waiting.popleft()
         self._consume(index)
         return index
-
-    def _is_plain(self, index: int) -> bool:
-        """Whether turn `index`'s request holds no placeholder (record normalised nothing)."""
-        plain = self._plain[index]
-        if plain is None:
-            plain = self._plain[index] = not holds_placeholder(self.turns[index].request)
-        return plain
 
     def _is_earliest(self, index: int) -> bool:
         """Whether the slow path would claim turn `index` for a request of its key: no earlier

@@ -44,6 +44,7 @@ LOOPBACK = http.LOOPBACK
 MAX_BODY_BYTES = 64 * 1024 * 1024
 WEBSOCKET = "websocket"
 """What `Traffic.requests` says served a WebSocket upgrade: the 426 refusal."""
+_DIALECT_PATHS_KEPT = 64
 MALFORMED = "malformed"
 """What `Traffic.requests` says served a request the HTTP server refused before it was whole."""
 
@@ -109,6 +110,15 @@ class ExactBackend(Protocol):
 
 def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Handler:
     exact = backend if isinstance(backend, ExactBackend) else None
+    # An agent sends its calls to a path or two: which dialect serves each is looked up once.
+    dialects: dict[str, Dialect | None] = {}
+
+    def dialect_of(path: str) -> Dialect | None:
+        if path not in dialects:
+            if len(dialects) >= _DIALECT_PATHS_KEPT:
+                dialects.clear()
+            dialects[path] = dialect_for_path(path)
+        return dialects[path]
 
     async def handle(sent: Request) -> Response:
         request = _admitted(sent, capability)
@@ -125,7 +135,7 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
             return _error(500, "flowproof: internal error in the proxy; see the flowproof report")
 
     async def answer(request: Request) -> Response:
-        dialect = dialect_for_path(request.path)
+        dialect = dialect_of(request.path)
         if dialect is not None and _is_websocket_upgrade(request):
             traffic.requests.append((request.method, request.path_qs, WEBSOCKET))
             return _refuse_websocket()

@@ -18,7 +18,7 @@ from typing import Any
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
-from flowproof.matching.exact import FastGate, request_digest
+from flowproof.matching.exact import FastGate, remembered, request_digest
 from flowproof.matching.match import TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
@@ -75,16 +75,12 @@ class ReplayBackend:
     def _rendered(self, call: RawCall, recorded: Turn) -> Response:
         """The response for `recorded` to these bytes, rendered on its first serve and kept
         on the turn: it depends only on the bytes (the turn's digest) and on today's values."""
-        answers = recorded._answers
-        if answers is None:
-            answers = {}
-            object.__setattr__(recorded, "_answers", answers)
-        found = answers.get(self.normalizer)
-        if isinstance(found, Response):
-            return found
-        response = rendered_for_bytes(call, self.normalizer.from_placeholders(recorded.response))
-        answers[self.normalizer] = response
-        return response
+
+        def render() -> Response:
+            answer = self.normalizer.from_placeholders(recorded.response)
+            return rendered_for_bytes(call, answer)
+
+        return remembered(recorded, self.normalizer, render)
 
     async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;

@@ -48,11 +48,11 @@ class Turn:
     replay can serve the same bytes without reading them; None for a turn recorded before
     digests, or whose request record changed (a mocked tool result). Not part of the turn's
     value: a re-serialisation by the agent changes no answer a reviewer needs to read."""
-    _answers: dict[object, object] | None = field(
+    _replay: dict[object, object] | None = field(
         default=None, init=False, repr=False, compare=False
     )
-    """The answers replay rendered for this turn (matching/exact.py), by what they depend on;
-    not part of the turn's value or its trace."""
+    """What replay worked out about this turn (matching/exact.py `remembered`), kept for the
+    next flow that replays it in this process; not part of the turn's value or its trace."""
     _facts: TurnFacts | None = field(default=None, init=False, repr=False, compare=False)
     """The parsed facts, filled on first read; not part of the turn's value or its trace."""
 
