@@ -7,6 +7,7 @@ how many model turns the flow is expected to serve, and what it does once the fl
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 from flowproof.traffic import Traffic
+
+DEBUG_REPLAY_VARIABLE = "FLOWPROOF_DEBUG_REPLAY"
+"""Set (to anything) in flowproof's environment, a replay's record notes how many turns were
+served by their bytes alone (matching/exact.py): a debugging aid, and what tests check."""
 
 
 class Strategy(Protocol):
@@ -107,7 +112,15 @@ class Replay:
     ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
         matcher = TurnMatcher(self.previous.turns, rules.ignored)
-        yield ReplayBackend(matcher, mocks, traffic, rules)
+        backend = ReplayBackend(matcher, mocks, traffic, rules)
+        try:
+            yield backend
+        finally:
+            if os.environ.get(DEBUG_REPLAY_VARIABLE):
+                traffic.notes.append(
+                    f"byte-exact replay: {backend.served_exact} of {matcher.served} turns "
+                    "served by their bytes, the rest read and matched"
+                )
 
     @property
     def expected_turns(self) -> int | None:
