@@ -138,3 +138,25 @@ def test_long_text_difference_shows_where_it_differs() -> None:
     prefix = "You are a careful travel assistant. " * 10
     found = first_difference({"p": prefix + "Be brief."}, {"p": prefix + "Be verbose."})
     assert found is not None and "Be brief." in found and "Be verbose." in found
+
+
+class Unserialisable:
+    """A request body json.dumps refuses: any key computed for it raises."""
+
+
+def test_the_index_is_built_only_as_far_as_a_claim_needs() -> None:
+    later = make_turn({"messages": [Unserialisable()]})
+    matcher = TurnMatcher([make_turn(make_request("a")), make_turn(make_request("b")), later])
+    # No key at load; request 1 needs turns 0 and 1 indexed, never turn 2.
+    assert matcher.claim("openai_chat", make_request("b")) == 1
+    assert matcher.claim("openai_chat", make_request("a")) == 0
+    assert matcher.unserved() == [2]
+
+
+def test_a_request_matching_no_turn_indexes_the_whole_trace_and_finds_the_earliest() -> None:
+    matcher = TurnMatcher([make_turn(make_request(x)) for x in ("a", "b", "a", "c")])
+    assert matcher.claim("openai_chat", make_request("z")) is None
+    assert matcher.claim("openai_chat", make_request("a")) == 0
+    assert matcher.claim("openai_chat", make_request("a")) == 2
+    assert matcher.claim("openai_chat", make_request("a")) is None
+    assert matcher.served == 2 and matcher.unserved() == [1, 3]

@@ -1,0 +1,284 @@
+"""Byte-exact replay never decides differently: over the committed traces and synthetic
+variations of them, the proxy with the fast path (matching/exact.py) and the proxy without it
+(a matcher built with `exact=False`, the switch that exists for this) answer every request with
+the same bytes, write the same traffic, claim the same turns and word the same divergence.
+
+Each case records turns the way record does (the request's digest through the recorder's own
+`ModelCall.digest`, the stored request normalised, mocks substituted, transport keys out), then
+replays a seeded random sequence of requests through both proxies' handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowproof.capability import Capability
+from flowproof.dialects import dialect_for_path, dialect_named
+from flowproof.matching.fields import parse_field_path
+from flowproof.matching.match import TurnMatcher
+from flowproof.matching.normalize import NO_NORMALIZER, Environment, Normalizer
+from flowproof.matching.rules import RequestRules
+from flowproof.mocks import ToolMock
+from flowproof.proxy.app import ModelCall, make_app
+from flowproof.proxy.forward import recorded_digest
+from flowproof.proxy.h1 import Headers, Request
+from flowproof.proxy.http import Response
+from flowproof.proxy.replay import ReplayBackend
+from flowproof.trace.model import Turn
+from flowproof.trace.store import load_trace
+from flowproof.traffic import Traffic
+from tests.conftest import ROOT
+
+CAPABILITY = Capability(required=False)
+PATHS = {
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+    "anthropic_messages": "/v1/messages",
+}
+COMMITTED = sorted(
+    path
+    for folder in ("tests", "examples")
+    for path in (ROOT / folder).rglob("*.trace.json")
+    if "node_modules" not in path.parts
+)
+FACT = "/work/checkout-of-today"
+
+
+def committed_requests() -> list[tuple[str, dict[str, Any], Any]]:
+    found = []
+    for path in COMMITTED:
+        for turn in load_trace(path).turns:
+            if turn.dialect in PATHS and isinstance(turn.request, dict):
+                found.append((turn.dialect, turn.request, turn.response))
+    assert len(found) >= 8, COMMITTED
+    return found
+
+
+@dataclass
+class Sent:
+    """One request as the agent sends it."""
+
+    dialect: str
+    raw: bytes
+
+    @property
+    def path(self) -> str:
+        return PATHS[self.dialect]
+
+
+@dataclass
+class Case:
+    turns: list[Turn] = field(default_factory=list)
+    sent: list[Sent] = field(default_factory=list)
+    rules: RequestRules = RequestRules()
+    mocks: dict[str, ToolMock] = field(default_factory=dict)
+
+
+def encode(body: Any, rng: random.Random) -> bytes:
+    """The bytes an agent might send for `body`: compact, spaced or indented; or with its
+    slashes escaped, or a character as a `\\u` escape (each hides text from a bytes search)."""
+    style = rng.choice(["compact", "spaced", "indented", "slashes", "unicode"])
+    if style == "compact":
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    if style == "spaced":
+        return json.dumps(body, ensure_ascii=False).encode()
+    if style == "slashes":  # JSON's own escape for `/`: the same text
+        return json.dumps(body, ensure_ascii=False).replace("/", "\\/").encode()
+    if style == "unicode":  # `o` as `\\u006f` wherever it stands: the same text
+        return json.dumps(body, ensure_ascii=True).replace("o", "\\u006f").encode()
+    return json.dumps(body, indent=1, ensure_ascii=False).encode()
+
+
+def recorded_turn(sent: Sent, response: Any, rules: RequestRules, mocks: Any) -> Turn:
+    """What record stores for `sent` (proxy/forward.py), the digest by its own function."""
+    dialect = dialect_named(sent.dialect)
+    assert dialect is not None
+    body = dialect.route(sent.path, "").adopt(json.loads(sent.raw))
+    call = ModelCall(dialect, body, {}, "POST", None, sent.raw, sent.path, "")
+    substituted = dialect.substitute_tool_results(body, mocks)
+    kept = rules.normalizer.to_placeholders(dialect.upstream_body(substituted))
+    from flowproof.dialects.base import without_transport
+
+    stored = rules.normalizer.to_placeholders(response)
+    return Turn(dialect.name, without_transport(kept), stored, recorded_digest(call, substituted))
+
+
+def variation(sent: Sent, body: dict[str, Any], rng: random.Random) -> Sent:
+    """A request the agent might send at replay instead of the recorded bytes."""
+    kind = rng.choice(
+        ["same", "same", "same", "reserialised", "changed", "slashes", "unicode", "stream", "fact"]
+    )
+    if kind == "same":
+        return sent
+    if kind == "reserialised":
+        return Sent(sent.dialect, json.dumps(body, indent=2).encode())
+    if kind == "changed":
+        return Sent(sent.dialect, encode({**body, "temperature": rng.random()}, rng))
+    if kind == "slashes":  # the same text, its slashes escaped (a fact the bytes hide)
+        return Sent(sent.dialect, sent.raw.replace(b"/", b"\\/"))
+    if kind == "unicode":
+        text = json.dumps(body, ensure_ascii=True)
+        return Sent(sent.dialect, text.replace('"model"', '"mod\\u0065l"', 1).encode())
+    if kind == "stream":
+        return Sent(sent.dialect, encode({**body, "stream": True}, rng))
+    return Sent(sent.dialect, encode({**body, "metadata": {"cwd": FACT}}, rng))
+
+
+def machine_rules(cwd: str) -> RequestRules:
+    """The default facts of a machine whose working directory is `cwd`."""
+    env = Environment(
+        (cwd,), ("/home/nobody",), ("/tmp/flowproof-x",), "u", "h", date.today(), date.today()
+    )
+    return RequestRules(Normalizer.build([], env, ("cwd", "home", "tmpdir")))
+
+
+def build_case(seed: int) -> Case:
+    rng = random.Random(seed)
+    corpus = committed_requests()
+    case = Case()
+    # Record and replay each on a machine of their own: no facts, the working directory FACT,
+    # or another one (a checkout moved; an agent that spells a path of the other machine).
+    machines = [RequestRules(), machine_rules(FACT), machine_rules("/srv/another-checkout")]
+    at_record = rng.choice(machines)
+    case.rules = at_record if rng.random() < 0.5 else rng.choice(machines)
+    if rng.random() < 0.2:
+        ignored = (parse_field_path("metadata"),)
+        at_record = RequestRules(at_record.normalizer, ignored)
+        case.rules = RequestRules(case.rules.normalizer, ignored)
+    if rng.random() < 0.15:
+        case.mocks = {"search_flights": ToolMock(({"flights": []},), repeat=True)}
+    recorded: list[tuple[Sent, dict[str, Any]]] = []
+    for _ in range(rng.randint(1, 6)):
+        dialect, request, response = rng.choice(corpus)
+        body = dict(request)
+        if rng.random() < 0.3:  # a path in the recorded bytes: a fact on some machines
+            body["metadata"] = {"cwd": rng.choice([FACT, "/srv/another-checkout"])}
+        if rng.random() < 0.2:
+            body["stream"] = True
+        if rng.random() < 0.1:
+            body["metadata"] = {"path": "a/b", "n": rng.randint(0, 3)}
+        sent = Sent(dialect, encode(body, rng))
+        recorded.append((sent, body))
+        case.turns.append(recorded_turn(sent, response, at_record, case.mocks))
+        if rng.random() < 0.2:  # a duplicate identical turn
+            recorded.append((sent, body))
+            case.turns.append(recorded_turn(sent, response, at_record, case.mocks))
+    replayed = [variation(sent, body, rng) for sent, body in recorded]
+    if rng.random() < 0.4:
+        rng.shuffle(replayed)  # out-of-order claims
+    if rng.random() < 0.2:
+        replayed.append(rng.choice(replayed))  # one extra call
+    case.sent = replayed
+    return case
+
+
+@dataclass
+class Outcome:
+    responses: list[tuple[int, dict[str, str], bytes, list[bytes] | None]]
+    traffic: Traffic
+    unserved: list[int]
+    served_exact: int
+
+
+def replay(case: Case, *, exact: bool) -> Outcome:
+    async def run() -> Outcome:
+        traffic = Traffic()
+        matcher = TurnMatcher(case.turns, case.rules.ignored, exact=exact)
+        backend = ReplayBackend(matcher, case.mocks, traffic, case.rules)
+        handle = make_app(backend, traffic, CAPABILITY)
+        responses = []
+        for sent in case.sent:
+            request = Request("POST", sent.path, "", sent.path, Headers(), sent.raw)
+            response: Response = await handle(request)
+            chunks = list(response.chunks) if response.chunks is not None else None
+            responses.append((response.status, dict(response.headers), response.body, chunks))
+        return Outcome(responses, traffic, matcher.unserved(), backend.served_exact)
+
+    return asyncio.run(run())
+
+
+def test_the_corpus_has_a_path_for_each_dialect_it_holds() -> None:
+    for dialect, _, _ in committed_requests():
+        found = dialect_for_path(PATHS[dialect])
+        assert found is not None and found.name == dialect
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_the_fast_path_and_the_slow_path_agree_on_every_request(block: int) -> None:
+    served_exact = 0
+    for seed in range(block * 100, block * 100 + 100):
+        case = build_case(seed)
+        fast, slow = replay(case, exact=True), replay(case, exact=False)
+        assert slow.served_exact == 0
+        served_exact += fast.served_exact
+        assert fast.responses == slow.responses, seed
+        assert fast.traffic.turns == slow.traffic.turns, seed
+        for ours, theirs in zip(fast.traffic.turns, slow.traffic.turns, strict=True):
+            assert ours.request_sha256 is None and theirs.request_sha256 is None
+        assert fast.traffic.failures == slow.traffic.failures, seed
+        assert (fast.traffic.divergence is None) == (slow.traffic.divergence is None), seed
+        if fast.traffic.divergence is not None and slow.traffic.divergence is not None:
+            assert fast.traffic.divergence.render() == slow.traffic.divergence.render(), seed
+        assert fast.unserved == slow.unserved, seed
+    # The comparison means something only if the fast path served many of them.
+    assert served_exact > 50
+
+
+def test_a_byte_identical_replay_is_served_wholly_by_its_bytes() -> None:
+    case = Case()
+    for dialect, request, response in committed_requests():
+        sent = Sent(dialect, json.dumps(request, ensure_ascii=False).encode())
+        case.turns.append(recorded_turn(sent, response, case.rules, case.mocks))
+        case.sent.append(sent)
+    fast, slow = replay(case, exact=True), replay(case, exact=False)
+    assert fast.served_exact == len(case.turns)
+    assert fast.responses == slow.responses and fast.traffic.turns == slow.traffic.turns
+    # What the traffic keeps on a fast hit is the recorded request itself.
+    assert [t.request for t in fast.traffic.turns] == [t.request for t in case.turns]
+
+
+def test_an_earlier_unconsumed_turn_of_the_same_key_takes_the_slow_path() -> None:
+    """Turn 1's bytes differ from turn 0's but say the same: a request of turn 1's bytes
+    must claim turn 0 (earliest unconsumed), as the slow path does."""
+    _, request, response = committed_requests()[0]
+    compact = Sent("openai_chat", json.dumps(request, separators=(",", ":")).encode())
+    spaced = Sent("openai_chat", json.dumps(request).encode())
+    case = Case(sent=[spaced, compact])
+    case.turns = [recorded_turn(s, response, case.rules, case.mocks) for s in (compact, spaced)]
+    fast, slow = replay(case, exact=True), replay(case, exact=False)
+    # The first request's bytes are turn 1's, but turn 0 comes first: read, it claims turn 0;
+    # the second request's bytes are turn 0's, now consumed: read, it claims turn 1.
+    assert fast.served_exact == 0
+    assert fast.responses == slow.responses and fast.unserved == slow.unserved == []
+
+
+def test_committed_traces_without_digests_replay_on_the_slow_path() -> None:
+    for path in COMMITTED:
+        trace = load_trace(path)
+        digestless = [Turn(t.dialect, t.request, t.response) for t in trace.turns]
+        matcher = TurnMatcher(digestless)
+        assert all(matcher.claim(t.dialect, t.request) == i for i, t in enumerate(digestless))
+        assert matcher.unserved() == []
+
+
+def test_a_flow_with_mocks_or_an_escapable_fact_has_no_fast_path() -> None:
+    env = Environment(
+        ('/work/a"b',), ("/home/nobody",), ("/tmp/x-y",), "u", "h", *[date.today()] * 2
+    )
+    quoted = RequestRules(Normalizer.build([], env, ("cwd",)))
+    assert not ReplayBackend(TurnMatcher([]), {}, Traffic(), quoted).gate.open
+    mocked = {"t": ToolMock(("r",), repeat=True)}
+    assert not ReplayBackend(TurnMatcher([]), mocked, Traffic()).gate.open
+    assert ReplayBackend(TurnMatcher([]), {}, Traffic()).gate.open
+    assert NO_NORMALIZER.spellings == ()
+
+
+def test_the_committed_corpus_is_read(tmp_path: Path) -> None:
+    assert any(p.name == "booking.trace.json" for p in COMMITTED)
