@@ -14,6 +14,11 @@ carries the capability: without it, such a request is only counted, like any out
 stranger cannot fail the flow by sending garbage. `serve` binds to 127.0.0.1 only, so that
 nothing off the machine can even knock.
 
+A backend that can answer a request by its bytes alone (`ExactBackend`: replay, when the bytes
+are the very bytes a turn was recorded from) is asked before the body is parsed, and hands
+back the turn and a response rendered once per turn; otherwise the body is read, checked and
+handed over as a `ModelCall`, which also carries the raw bytes record takes a digest of.
+
 A WebSocket upgrade on a model path (Codex CLI's Responses WebSocket transport) is answered
 426 at once and is NOT a failure: flowproof records and replays model calls over HTTP only,
 and 426 is the status Codex takes as "use HTTP" without retrying (any other 4xx it retries
