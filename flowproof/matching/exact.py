@@ -49,11 +49,8 @@ def request_digest(dialect: str, path: str, query: str, raw: bytes) -> str:
     """The digest record stores and replay looks up: the dialect's name, the path (capability
     off) and query string as the route reads them, and the body's bytes. Each part but the
     last is length-prefixed, so no two different requests run together into the same input."""
-    digest = hashlib.sha256()
-    for part in (dialect, path, query):
-        encoded = part.encode("utf-8", "surrogateescape")
-        digest.update(len(encoded).to_bytes(8, "big"))
-        digest.update(encoded)
+    parts = [part.encode("utf-8", "surrogateescape") for part in (dialect, path, query)]
+    digest = hashlib.sha256(b"".join(len(part).to_bytes(8, "big") + part for part in parts))
     digest.update(raw)
     return digest.hexdigest()
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -100,3 +101,13 @@ def test_the_digest_covers_the_dialect_the_path_the_query_and_the_bytes() -> Non
     ]
     digests = {request_digest(*v) for v in [base, *variants]}
     assert len(digests) == len(variants) + 1
+
+
+def test_the_digest_is_pinned_to_its_documented_input() -> None:
+    """Each of dialect, path and query as an 8-byte big-endian length and its UTF-8, then the
+    body: a trace recorded by one flowproof keeps serving by its bytes under the next."""
+    raw = b'{"model":"m"}'
+    expected = hashlib.sha256(
+        b"\0" * 7 + b"\x0bopenai_chat" + b"\0" * 7 + b"\x14/v1/chat/completions" + b"\0" * 8 + raw
+    ).hexdigest()
+    assert request_digest("openai_chat", "/v1/chat/completions", "", raw) == expected
