@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowproof.dialects.base import without_transport
@@ -83,10 +83,13 @@ class TurnMatcher:
                 return None
             self._index_next()
 
-    def claim_exact(self, dialect: str, digest: str) -> int | None:
+    def claim_exact(
+        self, dialect: str, digest: str, admitted: Callable[[], bool] = lambda: True
+    ) -> int | None:
         """The turn recorded from these very bytes, now consumed, when the slow path would
-        claim that same turn for them; None otherwise (then ask `claim`). The caller has
-        checked that normalising the request's parse changes nothing (exact.FastGate)."""
+        claim that same turn for them; None otherwise (then ask `claim`). `admitted` says
+        whether normalising the request's parse changes nothing (exact.FastGate): asked only
+        once a turn was found, as it reads the whole body."""
         waiting = self._by_digest.get(digest)
         if not waiting:
             return None
@@ -96,7 +99,7 @@ class TurnMatcher:
         index = waiting[0]
         if self.turns[index].dialect != dialect or not is_plain(self.turns[index]):
             return None
-        if not self._is_earliest(index):
+        if not admitted() or not self._is_earliest(index):
             return None
         waiting.popleft()
         self._consume(index)

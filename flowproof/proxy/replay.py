@@ -58,10 +58,12 @@ class ReplayBackend:
         the request must be read (`answer`), which then decides exactly as it always has."""
         if self.traffic.divergence is not None or self.traffic.failures:
             return None  # `answer` refuses, and says why
-        if not self.gate.admits(call.raw):
+        if not self.gate.open:
             return None
         digest = request_digest(call.dialect.name, call.path, call.query, call.raw)
-        index = self.matcher.claim_exact(call.dialect.name, digest)
+        index = self.matcher.claim_exact(
+            call.dialect.name, digest, lambda: self.gate.admits(call.raw)
+        )
         if index is None:
             return None
         recorded = self.matcher.turns[index]
