@@ -69,7 +69,7 @@ def read_json(text: str) -> Any:
         raise UnreadableJson(str(exc), syntax=True) from None
     except (RecursionError, ValueError):
         value = _UNREAD  # too deep, NaN, a key twice or a too-long integer: located below
-    if value is _UNREAD or _depth(text) > MAX_DEPTH:
+    if value is _UNREAD or _too_deep(value, text):
         _scan(text)  # slower, and run only when there is something to find: raises with the path
         raise UnreadableJson("not readable JSON")  # the parser refused what the scan did not
     return value
@@ -87,6 +87,29 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(value) != len(pairs):
         raise ValueError("a key twice")
     return value
+
+
+_CHARACTERS_PER_VISIT = 256
+"""How many characters of text buy one visit of a value by `_too_deep`'s walk: past that,
+the brackets of the text are counted instead."""
+
+
+def _too_deep(value: Any, text: str) -> bool:
+    """Whether `value`, parsed from `text`, nests deeper than MAX_DEPTH. Walked when it holds
+    few values for its length (a trace is mostly long strings: a few milliseconds for 50 MB);
+    otherwise `_depth` counts the brackets of the text, which costs the same whatever it holds."""
+    budget = len(text) // _CHARACTERS_PER_VISIT
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        container, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        items = container.values() if isinstance(container, dict) else container
+        budget -= len(items)
+        if budget < 0:
+            return _depth(text) > MAX_DEPTH
+        stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
+    return False
 
 
 def _depth(text: str) -> int:

@@ -76,3 +76,20 @@ def test_a_syntax_error_keeps_the_parsers_position() -> None:
 
 def test_it_is_a_value_error() -> None:
     assert issubclass(UnreadableJson, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("padding", "values"),
+    [
+        (1_000_000, 0),  # a long string and few values: the depth is walked on the value
+        (0, 20_000),  # many values for the text's length: the brackets of the text are counted
+    ],
+)
+def test_the_depth_limit_holds_however_the_document_is_made(padding: int, values: int) -> None:
+    def document(depth: int) -> str:
+        return json.dumps({"s": "x" * padding, "v": [0] * values})[:-1] + (
+            ', "d": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+        )
+
+    assert read_json(document(MAX_DEPTH)) == json.loads(document(MAX_DEPTH))
+    assert refusal(document(MAX_DEPTH + 1)).startswith("d[0][0][0]")
