@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import textwrap
 from pathlib import Path
 
-from bench.lib.fixtures import SCRIPT, TURNS, spec_text
 from flowproof.engine.strategy import DEBUG_REPLAY_VARIABLE
-from tests.conftest import flowproof
+from tests.conftest import ROOT, flowproof
 from tests.e2e.booking import record
 from tests.e2e.test_environment_defaults import machine, record_notes, write_project
-from tests.upstream.scripted import ScriptedUpstream
+from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
+
+TURNS = 10
+SCRIPT = [calls(tool_call("lookup", {"step": i}, call_id=f"call_{i}")) for i in range(TURNS - 1)]
+SCRIPT.append(text("Your itinerary is booked: nine legs, all confirmed."))
 
 DEBUG = {DEBUG_REPLAY_VARIABLE: "1"}
 _NOTE = re.compile(r"byte-exact replay: (\d+) of (\d+) turns served by their bytes")
@@ -27,9 +32,23 @@ def served_exactly(output: str) -> tuple[int, int]:
 
 
 def write_itinerary(project: Path) -> None:
-    """bench/agent10.py's flow: a ten-turn tool loop with a deterministic tool, no mocks."""
+    """The bench's agent (bench/agent10.py): a ten-turn openai-SDK tool loop whose one tool is
+    deterministic, so nothing is mocked."""
     (project / "specs").mkdir(parents=True)
-    (project / "specs" / "flow.yaml").write_text(spec_text())
+    (project / "specs" / "flow.yaml").write_text(
+        textwrap.dedent(f"""\
+        name: Ten-turn itinerary
+        app: agent
+        agent:
+          command: "{sys.executable} {ROOT / "bench" / "agent10.py"}"
+        tools:
+          - name: lookup
+        steps:
+          - prompt: Plan my nine-leg trip to Nairobi, one lookup per leg.
+          - assert_tool_call: lookup where step equals 8
+          - assert: reply contains booked
+        """)
+    )
 
 
 def test_a_recorded_agent_replays_every_turn_by_its_bytes(
