@@ -22,13 +22,21 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Iterable
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psutil
+from flowproof.containment import adopts_orphans
+
+if TYPE_CHECKING:
+    import psutil
 
 GRACE_SECONDS = 2.0
 """How long a SIGTERMed process has to go before it is SIGKILLed."""
 _POLL_SECONDS = 0.05
+"""How often a process is looked at where the kernel cannot say when it exits (no pidfd)."""
 _SPAWN_POLL_SECONDS = 0.005
+_TASKS = Path("/proc/self/task")
+"""Each thread's `children` file there lists the processes whose parent it is (Linux)."""
 
 
 def process_clock() -> float:
@@ -41,8 +49,20 @@ def process_clock() -> float:
     """
     if sys.platform == "linux":
         tick = 1 / os.sysconf("SC_CLK_TCK")
-        return psutil.boot_time() + time.clock_gettime(time.CLOCK_BOOTTIME) - tick
+        return _boot_time() + time.clock_gettime(time.CLOCK_BOOTTIME) - tick
     return time.time() - 1.0  # psutil dates by the wall clock, to the second at worst
+
+
+def _boot_time() -> float:
+    """/proc/stat's `btime`, read as psutil.boot_time() reads it, without loading psutil on
+    every flow (most flows never need it: see _nothing_left)."""
+    with open("/proc/stat", "rb") as stat:
+        for line in stat:
+            if line.startswith(b"btime"):
+                return float(line.split()[1])
+    import psutil
+
+    return float(psutil.boot_time())
 
 
 async def stop_tree(
@@ -59,14 +79,61 @@ async def stop_tree(
     flowproof's own children started since then as the tree's orphans, except the other
     processes flowproof runs on purpose (`owned_process`) and their sessions.
     """
+    if _nothing_left(leader):
+        return  # the common end: the agent exited and took its tree with it
     victims = await _find_tree_settled(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGTERM)
     await _wait_gone(victims, grace)
     # Processes forked during the grace were not there to be found the first time.
-    victims |= await _find_tree_settled(leader, adopted_since)
+    if not _nothing_left(leader):
+        victims |= await _find_tree_settled(leader, adopted_since)
     _signal_all(leader, victims, signal.SIGKILL)
     await _wait_gone(victims, grace)
     _reap_adopted(victims, leader)
+
+
+def _nothing_left(leader: int) -> bool:
+    """Whether the tree is certainly gone, told without walking every process on the machine:
+    nothing is left in the leader's process group, and flowproof has no child but the
+    processes it runs on purpose (`owned_process`).
+
+    Only where flowproof adopts orphans (Linux, a child subreaper). There, a process of the
+    tree that left the group (`setpgid`, `setsid`, a double fork) has an unbroken chain of
+    parents up to flowproof: each process that dies hands its children to flowproof. So one
+    of flowproof's own children is that process or an ancestor of it, whatever group or
+    session it is in. The group is looked at first: a process leaves its group only once it is
+    reaped, and by then its children are already flowproof's.
+    """
+    if not adopts_orphans():
+        return False
+    try:
+        os.killpg(leader, 0)
+        return False  # something (a zombie at least) is still in the group
+    except PermissionError:
+        return False
+    except ProcessLookupError:
+        pass
+    children = _own_children()
+    return children is not None and not children - _LIVE_LEADERS
+
+
+def _own_children() -> set[int] | None:
+    """flowproof's child processes, from every thread's `children` file (an orphan is handed to
+    one of our threads); None where the kernel keeps no such file. The main thread is read
+    last: a thread that exits hands its children to it."""
+    main = str(os.getpid())
+    try:
+        tasks = sorted(os.listdir(_TASKS), key=lambda task: task == main)
+    except OSError:
+        return None
+    found: set[int] = set()
+    for task in tasks:
+        try:
+            found.update(int(pid) for pid in (_TASKS / task / "children").read_text().split())
+        except OSError:
+            if task == main:
+                return None  # no `children` files in this kernel (CONFIG_PROC_CHILDREN)
+    return found
 
 
 async def _find_tree_settled(leader: int, adopted_since: float | None) -> set[psutil.Process]:
@@ -79,6 +146,8 @@ def find_tree(leader: int, adopted_since: float | None = None) -> set[psutil.Pro
     """The tree led by `leader`: itself, its group and session, the orphans adopted since
     `adopted_since` (see stop_tree), and all their descendants, zombies included (so that the
     ones we adopted can be reaped)."""
+    import psutil
+
     roots = set(_group_or_session_members(leader))
     if adopted_since is not None:
         roots.update(_adopted(adopted_since, leader))
@@ -102,6 +171,8 @@ def find_tree(leader: int, adopted_since: float | None = None) -> set[psutil.Pro
 def _group_or_session_members(leader: int) -> Iterable[psutil.Process]:
     """A process that moved to a group of its own (job control, `setpgid`) is still in the
     leader's session; only `setsid` leaves both."""
+    import psutil
+
     for process in psutil.process_iter():
         try:
             if leader in (os.getpgid(process.pid), os.getsid(process.pid)):
@@ -156,6 +227,8 @@ def _adopted(since: float, leader: int) -> Iterable[psutil.Process]:
     With flows running at once an orphan that left its session (`setsid`, a daemon) cannot be
     told apart from another flow's: it is counted as the tree of whichever flow stops first.
     One that stayed in its session is always attributed right."""
+    import psutil
+
     others = _LIVE_LEADERS - {leader}
     for child in psutil.Process().children():
         try:
@@ -169,6 +242,8 @@ def _adopted(since: float, leader: int) -> Iterable[psutil.Process]:
 
 
 def _signal_all(leader: int, victims: Iterable[psutil.Process], sig: signal.Signals) -> None:
+    import psutil
+
     # The group first, in one call, so a process forked since we looked still gets it.
     try:
         os.killpg(leader, sig)
@@ -182,15 +257,58 @@ def _signal_all(leader: int, victims: Iterable[psutil.Process], sig: signal.Sign
 
 
 async def _wait_gone(processes: Iterable[psutil.Process], timeout: float) -> None:
+    """Until every process has gone or `timeout` has passed: woken by the kernel as each one
+    exits where it can say so (a pidfd per process), else by looking every _POLL_SECONDS."""
+    waiting = [process for process in processes if _alive(process)]
+    if not waiting or await _exits_awaited(waiting, timeout):
+        return
     deadline = time.monotonic() + timeout
-    waiting = list(processes)
     while waiting and time.monotonic() < deadline:
         await asyncio.sleep(_POLL_SECONDS)
         waiting = [process for process in waiting if _alive(process)]
 
 
+async def _exits_awaited(processes: list[psutil.Process], timeout: float) -> bool:
+    """Wait, at most `timeout`, for each process's pidfd to become readable, which it does
+    when the process exits. False, having waited for nothing, where there are no pidfds."""
+    if not hasattr(os, "pidfd_open"):
+        return False
+    loop = asyncio.get_running_loop()
+    opened: list[int] = []
+    exits: list[asyncio.Future[None]] = []
+    try:
+        for process in processes:
+            try:
+                pidfd = os.pidfd_open(process.pid)
+            except ProcessLookupError:
+                continue  # reaped already
+            except OSError:
+                return False  # a kernel before 5.3, or a sandbox that refuses the call
+            opened.append(pidfd)
+            # Looked at again once the pidfd holds the pid: it may have been reaped since the
+            # tree was found and reused by an unrelated process, which is none of our waiting.
+            if _alive(process):
+                exited: asyncio.Future[None] = loop.create_future()
+                loop.add_reader(pidfd, _settle, exited)
+                exits.append(exited)
+        if exits:
+            await asyncio.wait(exits, timeout=timeout)
+        return True
+    finally:
+        for pidfd in opened:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 def _alive(process: psutil.Process) -> bool:
     """Running and not a zombie: a zombie has let go of everything but its exit status."""
+    import psutil
+
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
@@ -205,6 +323,8 @@ def _reap_adopted(processes: Iterable[psutil.Process], leader: int) -> None:
     Nothing else waits for them (asyncio only waits for the processes it started), so
     without this they would stay zombies for as long as flowproof runs.
     """
+    import psutil
+
     me = os.getpid()
     for process in processes:
         if process.pid == leader:

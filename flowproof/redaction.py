@@ -15,11 +15,12 @@ trust where a string came from: it is applied at the last moment, to the text as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
 from flowproof.proxy_environ import PROXY_VARIABLES
-from flowproof.spellings import hide
+from flowproof.spellings import hide, spelling_pattern
 
 SHARED_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 """Where `record` reads the upstream key of the OpenAI and Anthropic APIs (first set wins)."""
@@ -39,6 +40,10 @@ class Redactor:
 
     def __init__(self, values: Mapping[str, str] | None = None) -> None:
         self._names: dict[str, str] = {}
+        self._patterns: dict[str, re.Pattern[str]] = {}
+        """Each value's expression, compiled once: the process's redactor gains a value with
+        every flow (its capability), and a bounded cache shared by all of them would, past
+        its size, compile every one of them again for every line printed."""
         self.hide_all(values or {})
 
     def hide(self, name: str, value: str) -> None:
@@ -58,7 +63,14 @@ class Redactor:
     def __call__(self, text: str) -> str:
         # Every spelling (JSON-escaped to any depth, percent-encoded, base64), and every piece
         # of a value that a clip left beside its cut mark: flowproof/spellings.py.
-        return hide(text, {value: f"[redacted {name}]" for value, name in self._names.items()})
+        markers = {value: f"[redacted {name}]" for value, name in self._names.items()}
+        return hide(text, markers, self._pattern)
+
+    def _pattern(self, value: str) -> re.Pattern[str]:
+        found = self._patterns.get(value)
+        if found is None:
+            found = self._patterns[value] = spelling_pattern(value)
+        return found
 
     def __repr__(self) -> str:
         return f"Redactor({', '.join(sorted(set(self._names.values())))})"

@@ -78,15 +78,21 @@ def appears(value: str, text: str) -> bool:
     return bool(value) and _pattern(value).search(text) is not None
 
 
-def hide(text: str, markers: Mapping[str, str]) -> str:
+def hide(
+    text: str,
+    markers: Mapping[str, str],
+    patterns: Callable[[str], re.Pattern[str]] | None = None,
+) -> str:
     """`text` with every spelling of each value in `markers` (value → what to show instead)
-    replaced by its marker, and every piece of one left at a cut masked the same way."""
+    replaced by its marker, and every piece of one left at a cut masked the same way.
+    `patterns`: where each value's expression comes from (`spelling_pattern` unless given)."""
     if not markers:  # every line flowproof prints comes here, mostly with nothing to hide
         return text
+    pattern = patterns or _pattern
     # Longest first, so a value that contains another is replaced whole.
     ordered = sorted((value for value in markers if value), key=len, reverse=True)
     for value in ordered:
-        text = _pattern(value).sub(_literal(markers[value]), text)
+        text = pattern(value).sub(_literal(markers[value]), text)
     if any(mark in text for mark in _CUT_MARKS):
         pieces = [(form, markers[value]) for value in ordered for form in _piece_forms(value)]
         text = _mask_cut_pieces(text, pieces)
@@ -96,6 +102,12 @@ def hide(text: str, markers: Mapping[str, str]) -> str:
 def _literal(marker: str) -> Callable[[re.Match[str]], str]:
     """A replacement taken as it is (`re.sub` would read backslashes in a string)."""
     return lambda _: marker
+
+
+def spelling_pattern(value: str) -> re.Pattern[str]:
+    """The one expression that finds `value` in every spelling (compiled afresh: a caller
+    that hides more values than the shared cache holds keeps the ones it compiled)."""
+    return _pattern.__wrapped__(value)
 
 
 @lru_cache(maxsize=256)

@@ -26,9 +26,7 @@ from flowproof.cli.output import out
 from flowproof.cli.publish import publish
 from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
-from flowproof.engine.rerecord import rerecorded
 from flowproof.engine.runrecord import flow_record, run_record
-from flowproof.engine.verify import verify_flow
 from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
 from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
@@ -140,6 +138,8 @@ def run_flows(
 
 def _verify_new_traces(run: _Run) -> None:
     """`record --verify`: replay each trace just written under tomorrow's conditions."""
+    from flowproof.engine.verify import verify_flow  # only `record --verify` pays for it
+
     for flow in run.summary.flows:
         if flow.trace_written is None:
             continue
@@ -331,6 +331,8 @@ def _interrupted(run: _Run, loaded: LoadedSpec, mode: Mode, seconds: float) -> _
 
 
 def _diff_lines(flow: FlowOutcome) -> list[str]:
+    from flowproof.engine.rerecord import rerecorded  # only `record --diff` pays for it
+
     if flow.previous_trace is None:
         return [indent("diff: no previous trace to compare with (first recording)")]
     found = rerecorded(flow.previous_trace, flow.lanes, flow.kept_turns)

@@ -18,3 +18,13 @@ def adopt_orphans() -> bool:
     from flowproof.containment._linux import set_child_subreaper
 
     return set_child_subreaper()
+
+
+def adopts_orphans() -> bool:
+    """Whether this process is, right now, the one the agent's orphans are re-parented to
+    (adopt_orphans succeeded here, or someone made it so)."""
+    if sys.platform != "linux":
+        return False
+    from flowproof.containment._linux import is_child_subreaper
+
+    return is_child_subreaper()

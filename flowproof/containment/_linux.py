@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 PR_SET_CHILD_SUBREAPER = 36
 """prctl option (linux/prctl.h, since Linux 3.4): orphans below us are re-parented to us
 instead of to init. Unprivileged, and not inherited across fork."""
+PR_GET_CHILD_SUBREAPER = 37
 PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -163,6 +164,16 @@ def set_child_subreaper() -> bool:
     except OSError:
         return False
     return True
+
+
+def is_child_subreaper() -> bool:
+    """prctl(PR_GET_CHILD_SUBREAPER): whether orphans below us are re-parented to us."""
+    flag = ctypes.c_int(0)
+    try:
+        prctl(PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
+    except OSError:
+        return False
+    return flag.value != 0
 
 
 def install_filter(program: bytes, flags: int) -> int:

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from flowproof.containment.engage import EgressSession, egress_session
+from flowproof.containment.engage import EgressSession, egress_session, engages_egress
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
@@ -32,7 +32,9 @@ async def drive(
 ) -> DriveResult:
     loaded, suite, environ = context.loaded, context.suite, context.environ
     agent = loaded.spec.agent
-    egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
+    egress = None
+    if engages_egress(loaded):  # most flows do not, and need no thread to say so
+        egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
     wiring = agent_wiring(context, port, tool_boundary)
     handles, env = wiring.handles, wiring.environment
     prompt = wiring.prompt

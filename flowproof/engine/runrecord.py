@@ -16,7 +16,6 @@ from flowproof.assertions.kinds import step_kind
 from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
-from flowproof.engine.rerecord import rerecorded
 from flowproof.matching.divergence import Divergence
 from flowproof.runrecord.model import (
     ControlEvidence,
@@ -42,6 +41,8 @@ CONTAINMENT_NOT_ENGAGED = "not engaged"
 def _trace_changes(flow: FlowOutcome) -> list[str]:
     if flow.trace_written is None or flow.previous_trace is None:
         return []
+    from flowproof.engine.rerecord import rerecorded
+
     return rerecorded(flow.previous_trace, flow.lanes, flow.kept_turns).lines()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
+from flowproof.runrecord.base import documented
 from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
 
 SCHEMA_ID = "https://flowproof.dev/schemas/run-record.schema.json"
@@ -20,7 +21,7 @@ def render_schema() -> str:
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
-        **RunRecord.model_json_schema(),
+        **documented(RunRecord).model_json_schema(),
     }
     schema["description"] = (
         f"A flowproof run record (report.json), format {FORMAT_VERSION}. "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, field_validator
@@ -116,19 +117,31 @@ def refuse_shared_trace(spec: Path) -> None:
     the other's recording, so neither runs until one is renamed."""
     trace = trace_path_for(spec)
     try:
-        siblings = sorted(spec.parent.iterdir())
+        stamp = spec.parent.stat().st_mtime_ns
     except OSError:
         return  # an unreadable directory is reported when the spec itself is read
-    for other in siblings:
-        if (
-            is_spec_file(other)
-            and other.name != spec.name
-            and trace_path_for(other).name.casefold() == trace.name.casefold()
-            and other.is_file()
-        ):
+    for other in _specs_by_trace(spec.parent, stamp).get(trace.name.casefold(), ()):
+        if other.name != spec.name and other.is_file():
             raise SpecError(
                 spec,
                 None,
                 f"{other} would record into the same trace, {trace}",
                 "rename one of the two specs (a trace is named after its spec)",
             )
+
+
+@lru_cache(maxsize=64)
+def _specs_by_trace(directory: Path, stamp: int) -> dict[str, tuple[Path, ...]]:
+    """The spec files in `directory`, by the case-folded name of the trace each records into.
+    Listed once per directory and per `stamp` (its modification time, which adding, removing
+    or renaming a file changes), not once per flow: a suite's directory of N specs would
+    otherwise be listed N times."""
+    try:
+        siblings = sorted(directory.iterdir())
+    except OSError:
+        return {}
+    found: dict[str, list[Path]] = {}
+    for other in siblings:
+        if is_spec_file(other):
+            found.setdefault(trace_path_for(other).name.casefold(), []).append(other)
+    return {name: tuple(paths) for name, paths in found.items()}

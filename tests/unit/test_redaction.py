@@ -72,3 +72,25 @@ def test_a_token_as_the_proxy_user_is_hidden() -> None:
     redactor = Redactor()
     redactor.hide_record_keys({"HTTPS_PROXY": "tok-9f8e7d6c5b4a@proxy.test:3128"})
     assert "tok-9f8e7d6c5b4a" not in redactor("via http://tok-9f8e7d6c5b4a@proxy.test:3128")
+
+
+def test_a_redactor_holding_many_values_compiles_each_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's redactor gains a value with every flow (its capability): past the size
+    of a shared cache, every line printed would compile every value again."""
+    import flowproof.redaction as redaction
+
+    compiled: list[str] = []
+    real = redaction.spelling_pattern
+
+    def counted(value: str) -> object:
+        compiled.append(value)
+        return real(value)
+
+    monkeypatch.setattr(redaction, "spelling_pattern", counted)
+    values = {f"FLOW_{number}": f"capability-{number:04d}-token" for number in range(300)}
+    redact = Redactor(values)
+    assert redact("flow 7 printed capability-0007-token") == "flow 7 printed [redacted FLOW_7]"
+    assert redact("flow 299 printed capability-0299-token") == (
+        "flow 299 printed [redacted FLOW_299]"
+    )
+    assert sorted(compiled) == sorted(values.values())

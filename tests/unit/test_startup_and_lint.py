@@ -75,3 +75,19 @@ def test_the_run_path_imports_no_template_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_run_path_imports_only_what_a_replay_uses() -> None:
+    """psutil loads only when an agent left something to look for (flowproof/processes.py);
+    `record --verify` and `--diff` load their machinery when asked; the run record's field
+    descriptions are read from the source only when its schema is rendered."""
+    probe = (
+        "import sys, flowproof.cli.flows, flowproof.engine.run\n"
+        "from flowproof.runrecord.model import FlowRecord\n"
+        "late = ('psutil', 'flowproof.engine.verify', 'flowproof.engine.replayability',\n"
+        "        'flowproof.engine.rerecord')\n"
+        "print([m for m in late if m in sys.modules],"
+        " FlowRecord.model_fields['verdict'].description)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "[] None", done.stdout + done.stderr

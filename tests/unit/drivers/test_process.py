@@ -216,3 +216,61 @@ def test_a_flow_stopping_while_another_flow_spawns_leaves_the_newborn_alone() ->
     newborn_alive, stopped = asyncio.run(asyncio.wait_for(scenario(), 30))
     assert stopped
     assert newborn_alive, "a stop took a sibling flow's newborn agent for an orphan"
+
+
+def _stopped_by_a_subreaper(tmp_path: Path, *levels: str) -> dict[str, list[int] | int]:
+    done = subprocess.run(
+        [sys.executable, str(HERE / "subreaper_stops.py"), str(tmp_path / "pids"), *levels],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, list[int] | int] = json.loads(done.stdout)
+    return report
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a child subreaper is Linux's")
+def test_an_agent_that_left_nothing_is_stopped_without_walking_every_process(
+    tmp_path: Path,
+) -> None:
+    """The common end of a flow: the agent exited and took its tree with it. Its group is
+    empty and flowproof adopted no orphan, so nothing is looked for on the whole machine."""
+    report = _stopped_by_a_subreaper(tmp_path, "exit")
+    assert report["running"] == []
+    assert report["walks"] == 0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a child subreaper is Linux's")
+@pytest.mark.parametrize(
+    "left", ["plain", "setpgid", "setsid", "setsid-then-exit"], ids=lambda left: left
+)
+def test_what_an_agent_that_exited_left_behind_is_still_found_and_stopped(
+    tmp_path: Path, left: str
+) -> None:
+    """An orphan in the agent's group, in a group of its own, in a session of its own, or the
+    grandchild of a finished double fork: each is adopted, so the walk is not skipped."""
+    levels = ["exit", *left.split("-then-")]
+    if levels[-1] == "exit":
+        levels.append("plain")  # the double fork's grandchild, orphaned once more
+    report = _stopped_by_a_subreaper(tmp_path, *levels)
+    assert report["running"] == [], f"left running: {report}"
+    assert isinstance(report["walks"], int) and report["walks"] >= 1
+
+
+def test_stopping_a_tree_waits_for_exits_without_polling(
+    trees: Trees, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel has pidfds, each SIGTERMed process is waited on through its own: the
+    stop wakes as the last one exits, and never sleeps to look again."""
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfds here: the stop polls")
+    leader, pids = trees.start("plain", "setsid", "plain")
+
+    async def no_sleeping(delay: float, result: object = None) -> object:
+        raise AssertionError(f"the stop slept {delay}s to look again")
+
+    monkeypatch.setattr(asyncio, "sleep", no_sleeping)
+    assert stop(leader, grace=SETTLED) < SETTLED / 2
+    assert all(gone(pid) for pid in pids)

@@ -33,3 +33,13 @@ def test_the_suite_file_and_other_specs_share_nothing(tmp_path: Path) -> None:
     make_files(tmp_path, "refund.yaml")
     for spec in ("flowproof.yml", "booking.yaml", "booking-v2.yml", "refund.yaml"):
         refuse_shared_trace(tmp_path / spec)
+
+
+def test_a_sibling_added_after_a_check_is_refused_at_the_next(tmp_path: Path) -> None:
+    """The directory is listed once for all its specs, and again once it has changed."""
+    make_files(tmp_path, "booking.yaml", "refund.yaml")
+    refuse_shared_trace(tmp_path / "booking.yaml")
+    refuse_shared_trace(tmp_path / "refund.yaml")
+    make_files(tmp_path, "Booking.yml")
+    with pytest.raises(SpecError, match="Booking.yml would record into the same trace"):
+        refuse_shared_trace(tmp_path / "booking.yaml")
