@@ -8,6 +8,10 @@ Groups of figures, each measured against a baseline taken in the same run, inter
 - cost: N flows of the ten-turn openai-SDK agent (bench/agent10.py) in one `flowproof run -j 1`,
   and N flows of the same agent scripted to three turns, and a run of one flow of each; against
   the same agent processes answered by the canned stub (bench/lib/stub.py), the lower bound.
+  The same again with the stdlib agent (bench/agent_stdlib.py under `python -S`): the SDK's
+  import varies by tens of ms from run to run, which buries a cost of a millisecond per turn;
+  the stdlib agent starts in ~20 ms and varies by about one, so its a and b are the precise
+  ones (it opens a connection per request, so its per-turn figure is if anything higher).
   CPU is the user + system time of every process of the command (getrusage(RUSAGE_CHILDREN)
   around it). Per round, with added(T, n) = run of n flows of T turns minus n stub runs:
     per-turn cost  b = (added(10, N) - added(3, N)) / (7 N)   (the start-up cancels)
@@ -36,17 +40,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.lib.fixtures import AGENT, PROMPT, record, suite
-from bench.lib.measure import PYTHON, bench_env, load_average, run_tree, spread
+from bench.lib.measure import PYTHON, ROOT, bench_env, load_average, run_tree, spread
 from bench.lib.stub import CannedStub
 
 TURNS = (3, 10)
+STDLIB_AGENT = ROOT / "bench" / "agent_stdlib.py"
 CLIENTS = (1, 8, 32)
 BORDERLINE = 0.10
 
 
 @dataclass(frozen=True)
 class Sizes:
-    flows: int  # N, flows per `flowproof run` in the cost group
+    flows: int  # N, flows per `flowproof run` in the cost group, the openai-SDK agent
+    stdlib_flows: int  # N for the stdlib agent, whose runs are cheap and steady
     rounds: int
     tp_rounds: int
     tp_seconds: float
@@ -59,9 +65,9 @@ class Sizes:
 
 
 SIZES = {
-    "default": Sizes(10, 6, 3, 2.0, CLIENTS, 1000, 50, 3, 20, 9),
-    "quick": Sizes(4, 2, 1, 0.7, CLIENTS, 1000, 50, 1, 20, 7),
-    "tiny": Sizes(2, 1, 1, 0.2, (1, 8), 40, 5, 1, 3, 1),
+    "default": Sizes(12, 20, 6, 3, 2.0, CLIENTS, 1000, 50, 3, 20, 9),
+    "quick": Sizes(4, 10, 2, 1, 0.7, CLIENTS, 1000, 50, 1, 20, 7),
+    "tiny": Sizes(2, 2, 1, 1, 0.2, (1, 8), 40, 5, 1, 3, 1),
 }
 
 
@@ -75,8 +81,10 @@ class Target:
 
 
 TARGETS = (
-    Target("fixed_cpu_ms", "per-flow fixed cost a (CPU)", 10.0, "ms"),
-    Target("per_turn_cpu_ms", "per served turn b (CPU)", 1.0, "ms"),
+    Target("fixed_cpu_ms", "per-flow fixed cost a (CPU), openai-SDK agent", 10.0, "ms"),
+    Target("per_turn_cpu_ms", "per served turn b (CPU), openai-SDK agent", 1.0, "ms"),
+    Target("fixed_cpu_ms_stdlib", "per-flow fixed cost a (CPU), stdlib agent", 10.0, "ms"),
+    Target("per_turn_cpu_ms_stdlib", "per served turn b (CPU), stdlib agent", 1.0, "ms"),
     Target(
         "single_flow_startup_wall_ms", "one-flow `flowproof run` over the stub (wall)", 300.0, "ms"
     ),
@@ -99,6 +107,8 @@ TARGETS = (
 GROUP_OF = {
     "fixed_cpu_ms": "cost",
     "per_turn_cpu_ms": "cost",
+    "fixed_cpu_ms_stdlib": "cost",
+    "per_turn_cpu_ms_stdlib": "cost",
     "single_flow_startup_wall_ms": "cost",
     "large_load_index_serve_ms": "large",
     "large_peak_rss_mb": "large",
@@ -115,61 +125,99 @@ def _log(message: str) -> None:
 
 
 @dataclass(frozen=True)
+class Agent:
+    """One agent of the cost group: the same tool loop, with the openai SDK or stdlib only."""
+
+    name: str
+    argv: tuple[str, ...]
+    flows: int  # N, flows per `flowproof run`
+
+    @property
+    def command(self) -> str:
+        return " ".join(self.argv)
+
+
+@dataclass(frozen=True)
 class CostSetup:
-    runs: dict[tuple[int, int], Path]  # (turns, flows) -> directory with specs/
-    stubs: dict[int, CannedStub]
+    agents: tuple[Agent, ...]
+    runs: dict[tuple[str, int, int], Path]  # (agent, turns, flows) -> directory with specs/
+    stubs: dict[tuple[str, int], CannedStub]
 
 
-def cost_setup(work: Path, flows: int) -> CostSetup:
-    runs: dict[tuple[int, int], Path] = {}
-    stubs: dict[int, CannedStub] = {}
-    for turns in TURNS:
-        recorded = work / f"recorded-{turns}"
-        trace = record(recorded, turns)
-        for count in (1, flows):
-            runs[(turns, count)] = suite(recorded, work / f"run-{turns}x{count}", count, turns)
-        stubs[turns] = CannedStub(trace)
-        stubs[turns].start()
-    return CostSetup(runs, stubs)
+def agents(sizes: Sizes) -> tuple[Agent, ...]:
+    return (
+        Agent("sdk", (PYTHON, str(AGENT)), sizes.flows),
+        Agent("stdlib", (PYTHON, "-S", str(STDLIB_AGENT)), sizes.stdlib_flows),
+    )
 
 
-def cost_rounds(setup: CostSetup, flows: int, rounds: int, first: int) -> list[dict[str, Any]]:
-    """Each round runs every cell once: for each turn count and each of 1 and N flows, the
-    agent against the stub that many times and `flowproof run -j 1` of that many flows; the
+def cost_setup(work: Path, sizes: Sizes) -> CostSetup:
+    runs: dict[tuple[str, int, int], Path] = {}
+    stubs: dict[tuple[str, int], CannedStub] = {}
+    chosen = agents(sizes)
+    try:
+        for agent in chosen:
+            for turns in TURNS:
+                recorded = work / f"recorded-{agent.name}-{turns}"
+                trace = record(recorded, turns, agent.command)
+                for count in (1, agent.flows):
+                    directory = work / f"run-{agent.name}-{turns}x{count}"
+                    runs[(agent.name, turns, count)] = suite(
+                        recorded, directory, count, turns, agent.command
+                    )
+                stubs[(agent.name, turns)] = CannedStub(trace)
+                stubs[(agent.name, turns)].start()
+    except BaseException:
+        for stub in stubs.values():
+            stub.stop()
+        raise
+    return CostSetup(chosen, runs, stubs)
+
+
+def cost_rounds(setup: CostSetup, rounds: int, first: int) -> list[dict[str, Any]]:
+    """Each round runs every cell once: for each agent, turn count and each of 1 and N flows,
+    the agent against the stub that many times and `flowproof run -j 1` of that many flows; the
     order of the turn counts and of stub/flowproof alternates from round to round."""
     out = []
     for number in range(first, first + rounds):
         cells: dict[str, Any] = {}
         turn_order = TURNS if number % 2 == 0 else tuple(reversed(TURNS))
-        for turns in turn_order:
-            stub_env = bench_env(
-                OPENAI_BASE_URL=setup.stubs[turns].base_url,
-                OPENAI_API_KEY="sk-bench-stub",
-                FLOWPROOF_PROMPT=PROMPT,
-            )
-            for count in (flows, 1):
-                order = ("stub", "flowproof") if number % 2 == 0 else ("flowproof", "stub")
-                for kind in order:
-                    if kind == "stub":
-                        wall = cpu = 0.0
-                        for _ in range(count):
-                            w, c = run_tree([PYTHON, str(AGENT)], stub_env)
-                            wall, cpu = wall + w, cpu + c
-                    else:
-                        wall, cpu = run_tree(
-                            [PYTHON, "-m", "flowproof", "run", "-j", "1", "specs"],
-                            bench_env(),
-                            setup.runs[(turns, count)],
-                        )
-                    cells[f"{kind} {turns}x{count}"] = {"wall_ms": wall, "cpu_ms": cpu}
+        for agent in setup.agents:
+            for turns in turn_order:
+                stub_env = bench_env(
+                    OPENAI_BASE_URL=setup.stubs[(agent.name, turns)].base_url,
+                    OPENAI_API_KEY="sk-bench-stub",
+                    FLOWPROOF_PROMPT=PROMPT,
+                )
+                for count in (agent.flows, 1):
+                    order = ("stub", "flowproof") if number % 2 == 0 else ("flowproof", "stub")
+                    for kind in order:
+                        if kind == "stub":
+                            wall = cpu = 0.0
+                            for _ in range(count):
+                                w, c = run_tree(list(agent.argv), stub_env)
+                                wall, cpu = wall + w, cpu + c
+                        else:
+                            wall, cpu = run_tree(
+                                [PYTHON, "-m", "flowproof", "run", "-j", "1", "specs"],
+                                bench_env(),
+                                setup.runs[(agent.name, turns, count)],
+                            )
+                        cells[f"{agent.name} {kind} {turns}x{count}"] = {
+                            "wall_ms": wall,
+                            "cpu_ms": cpu,
+                        }
         cells["load_average"] = load_average()
         out.append(cells)
         _log(f"cost round {number + 1} done")
     return out
 
 
-def cost_figures(rounds: list[dict[str, Any]], flows: int) -> dict[str, Any]:
+def cost_figures(rounds: list[dict[str, Any]], agent: Agent) -> dict[str, Any]:
+    """One agent's figures, each computed per round (paired: drift between rounds cancels),
+    then summarised over the rounds."""
     low, high = TURNS
+    flows = agent.flows
     series: dict[str, list[float]] = {}
 
     def add(name: str, value: float) -> None:
@@ -179,19 +227,19 @@ def cost_figures(rounds: list[dict[str, Any]], flows: int) -> dict[str, Any]:
         for measure in ("wall", "cpu"):
             key = f"{measure}_ms"
 
-            def added(
-                turns: int, count: int, key: str = key, cells: dict[str, Any] = cells
+            def cell(
+                kind: str, turns: int, count: int, key: str = key, cells: dict[str, Any] = cells
             ) -> float:
-                ours = cells[f"flowproof {turns}x{count}"][key]
-                return float(ours - cells[f"stub {turns}x{count}"][key])
+                return float(cells[f"{agent.name} {kind} {turns}x{count}"][key])
+
+            def added(turns: int, count: int, cell: Callable[..., float] = cell) -> float:
+                return cell("flowproof", turns, count) - cell("stub", turns, count)
 
             for turns in TURNS:
                 for count in (1, flows):
                     add(f"added_{turns}x{count}_{key}", added(turns, count))
-                    add(f"stub_{turns}x{count}_{key}", cells[f"stub {turns}x{count}"][key])
-                    add(
-                        f"flowproof_{turns}x{count}_{key}", cells[f"flowproof {turns}x{count}"][key]
-                    )
+                    add(f"stub_{turns}x{count}_{key}", cell("stub", turns, count))
+                    add(f"flowproof_{turns}x{count}_{key}", cell("flowproof", turns, count))
             per_turn = (added(high, flows) - added(low, flows)) / ((high - low) * flows)
             per_flow = {t: (added(t, flows) - added(t, 1)) / (flows - 1) for t in TURNS}
             fixed = statistics.fmean(per_flow[t] - per_turn * t for t in TURNS)
@@ -201,8 +249,11 @@ def cost_figures(rounds: list[dict[str, Any]], flows: int) -> dict[str, Any]:
             add(f"startup_{key}", startup)
             for t in TURNS:
                 add(f"per_flow_{t}_{key}", per_flow[t])
-        add("single_flow_startup_wall_ms", series["added_10x1_wall_ms"][-1])
-    return {name: spread(values) for name, values in series.items()}
+        add("single_flow_startup_wall_ms", series[f"added_{high}x1_wall_ms"][-1])
+    figures: dict[str, Any] = {name: spread(values) for name, values in series.items()}
+    figures["flows"] = flows
+    figures["command"] = agent.command
+    return figures
 
 
 # --- throughput and the large trace: the existing sections, pooled over passes -------------
@@ -326,9 +377,12 @@ def values(result: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     cost = result.get("cost")
     if cost:
-        out["fixed_cpu_ms"] = cost["fixed_cpu_ms"]["median"]
-        out["per_turn_cpu_ms"] = cost["per_turn_cpu_ms"]["median"]
-        out["single_flow_startup_wall_ms"] = cost["single_flow_startup_wall_ms"]["median"]
+        sdk, stdlib = cost["sdk"], cost["stdlib"]
+        out["fixed_cpu_ms"] = sdk["fixed_cpu_ms"]["median"]
+        out["per_turn_cpu_ms"] = sdk["per_turn_cpu_ms"]["median"]
+        out["fixed_cpu_ms_stdlib"] = stdlib["fixed_cpu_ms"]["median"]
+        out["per_turn_cpu_ms_stdlib"] = stdlib["per_turn_cpu_ms"]["median"]
+        out["single_flow_startup_wall_ms"] = sdk["single_flow_startup_wall_ms"]["median"]
     for cell in result.get("throughput", {}).get("cells", []):
         kind = "stream" if cell["stream"] else "json"
         out[f"throughput_{cell['clients']}_{kind}"] = cell["ratio"]
@@ -379,8 +433,8 @@ def measure(work: Path, mode: str, peer_install: bool) -> dict[str, Any]:
     raw: dict[str, list[Any]] = {"cost": [], "throughput": [], "large": [], "peer": []}
     started = time.perf_counter()
     _log(f"recording the {'/'.join(map(str, TURNS))}-turn flows")
-    cost = cost_setup(work, sizes.flows)
-    trace10 = cost.runs[(10, 1)] / "specs" / "flow000.trace.json"
+    cost = cost_setup(work, sizes)
+    trace10 = cost.runs[("sdk", 10, 1)] / "specs" / "flow000.trace.json"
     peer = peer_setup(work, sizes, peer_install)
     if isinstance(peer, str):
         _log(f"peer skipped: {peer}")
@@ -390,8 +444,8 @@ def measure(work: Path, mode: str, peer_install: bool) -> dict[str, Any]:
         def run_group(name: str, second: bool) -> None:
             _log(f"{name}{' (second pass)' if second else ''}")
             if name == "cost":
-                raw["cost"] += cost_rounds(cost, sizes.flows, sizes.rounds, len(raw["cost"]))
-                result["cost"] = cost_figures(raw["cost"], sizes.flows)
+                raw["cost"] += cost_rounds(cost, sizes.rounds, len(raw["cost"]))
+                result["cost"] = {a.name: cost_figures(raw["cost"], a) for a in cost.agents}
                 result["cost"]["rounds"] = raw["cost"]
             elif name == "throughput":
                 raw["throughput"].append(throughput_pass(trace10, sizes))
@@ -440,36 +494,8 @@ def table(result: dict[str, Any]) -> str:
     lines: list[str] = []
     cost = result.get("cost")
     if cost:
-        n = result["sizes"]["flows"]
-        lines += [
-            f"**Cost over the canned stub** (`flowproof run -j 1`, {n} flows and 1 flow, "
-            f"{cost['fixed_cpu_ms']['n']} interleaved rounds; median (interquartile range))",
-            "",
-            "| cell | stub wall | flowproof wall | added wall | added CPU |",
-            "|---|---|---|---|---|",
-        ]
-        for turns in TURNS:
-            for count in (n, 1):
-                cell = f"{turns}x{count}"
-                lines.append(
-                    f"| {turns} turns x {count} flow{'s' if count > 1 else ''} "
-                    f"| {_fmt(cost[f'stub_{cell}_wall_ms']['median'])} ms "
-                    f"| {_fmt(cost[f'flowproof_{cell}_wall_ms']['median'])} ms "
-                    f"| {_iqr(cost[f'added_{cell}_wall_ms'])} "
-                    f"| {_iqr(cost[f'added_{cell}_cpu_ms'])} |"
-                )
-        lines += [
-            "",
-            "| part | wall | CPU |",
-            "|---|---|---|",
-            f"| start-up, once per `flowproof run` (s) | {_iqr(cost['startup_wall_ms'])} "
-            f"| {_iqr(cost['startup_cpu_ms'])} |",
-            f"| fixed per flow (a) | {_iqr(cost['fixed_wall_ms'])} "
-            f"| {_iqr(cost['fixed_cpu_ms'])} |",
-            f"| per served turn (b) | {_iqr(cost['per_turn_wall_ms'])} "
-            f"| {_iqr(cost['per_turn_cpu_ms'])} |",
-            "",
-        ]
+        lines += _cost_table(cost["sdk"], "the openai-SDK agent (bench/agent10.py)")
+        lines += _cost_table(cost["stdlib"], "the stdlib agent (bench/agent_stdlib.py, python -S)")
     tp = result.get("throughput")
     if tp:
         lines += [
@@ -527,6 +553,40 @@ def table(result: dict[str, Any]) -> str:
             f"| {v['ratio_to_limit']:.2f} | {verdict} |"
         )
     return "\n".join(lines)
+
+
+def _cost_table(cost: dict[str, Any], agent: str) -> list[str]:
+    n = cost["flows"]
+    lines = [
+        f"**Cost over the canned stub, {agent}** (`flowproof run -j 1` of {n} flows and of 1 "
+        f"flow against the agent run as often against the stub; {cost['fixed_cpu_ms']['n']} "
+        "interleaved rounds; median (interquartile range) of the per-round figures)",
+        "",
+        "| cell | stub wall | flowproof wall | added wall | added CPU |",
+        "|---|---|---|---|---|",
+    ]
+    for turns in TURNS:
+        for count in (n, 1):
+            cell = f"{turns}x{count}"
+            lines.append(
+                f"| {turns} turns x {count} flow{'s' if count > 1 else ''} "
+                f"| {_fmt(cost[f'stub_{cell}_wall_ms']['median'])} ms "
+                f"| {_fmt(cost[f'flowproof_{cell}_wall_ms']['median'])} ms "
+                f"| {_iqr(cost[f'added_{cell}_wall_ms'])} "
+                f"| {_iqr(cost[f'added_{cell}_cpu_ms'])} |"
+            )
+    lines += [
+        "",
+        "| part | wall | CPU |",
+        "|---|---|---|",
+        f"| start-up, once per `flowproof run` (s) | {_iqr(cost['startup_wall_ms'])} "
+        f"| {_iqr(cost['startup_cpu_ms'])} |",
+        f"| fixed per flow (a) | {_iqr(cost['fixed_wall_ms'])} | {_iqr(cost['fixed_cpu_ms'])} |",
+        f"| per served turn (b) | {_iqr(cost['per_turn_wall_ms'])} "
+        f"| {_iqr(cost['per_turn_cpu_ms'])} |",
+        "",
+    ]
+    return lines
 
 
 def _again_keys(result: dict[str, Any]) -> set[str]:

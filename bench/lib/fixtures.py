@@ -29,12 +29,16 @@ def script(turns: int = TURNS) -> list[Any]:
     return steps
 
 
-def spec_text(title: str = "Ten-turn itinerary", turns: int = TURNS) -> str:
+def spec_text(
+    title: str = "Ten-turn itinerary", turns: int = TURNS, command: str | None = None
+) -> str:
+    """The flow's spec; `command` runs another agent with the same loop (bench/agent_stdlib.py)."""
+    agent = command or f"{PYTHON} {AGENT}"
     return f"""\
 name: {title}
 app: agent
 agent:
-  command: "{PYTHON} {AGENT}"
+  command: "{agent}"
 tools:
   - name: lookup
 steps:
@@ -44,11 +48,11 @@ steps:
 """
 
 
-def record(directory: Path, turns: int = TURNS) -> Path:
+def record(directory: Path, turns: int = TURNS, command: str | None = None) -> Path:
     """Record the flow of `turns` turns into directory/specs/flow.yaml + flow.trace.json."""
     specs = directory / "specs"
     specs.mkdir(parents=True, exist_ok=True)
-    (specs / "flow.yaml").write_text(spec_text(turns=turns))
+    (specs / "flow.yaml").write_text(spec_text(turns=turns, command=command))
     upstream = ScriptedUpstream(script=script(turns))
     upstream.start()
     try:
@@ -72,13 +76,17 @@ def record(directory: Path, turns: int = TURNS) -> Path:
     return trace
 
 
-def suite(recorded: Path, directory: Path, flows: int, turns: int = TURNS) -> Path:
+def suite(
+    recorded: Path, directory: Path, flows: int, turns: int = TURNS, command: str | None = None
+) -> Path:
     """`flows` copies of the recorded flow (spec + trace) under directory/specs."""
     specs = directory / "specs"
     specs.mkdir(parents=True, exist_ok=True)
     source = recorded / "specs"
     for number in range(flows):
-        (specs / f"flow{number:03d}.yaml").write_text(spec_text(f"Itinerary {number:03d}", turns))
+        (specs / f"flow{number:03d}.yaml").write_text(
+            spec_text(f"Itinerary {number:03d}", turns, command)
+        )
         shutil.copyfile(source / "flow.trace.json", specs / f"flow{number:03d}.trace.json")
     return directory
 
