@@ -315,9 +315,11 @@ def large_figures(passes: list[dict[str, Any]]) -> dict[str, Any]:
 class PeerSetup:
     commands: dict[str, tuple[list[str], dict[str, str], Path]]
     stop: Callable[[], None]
+    floor: Callable[[], tuple[float, float]]
+    """The agents alone: the suite's flows run one after another against the canned stub."""
 
 
-def peer_setup(work: Path, sizes: Sizes, install: bool) -> PeerSetup | str:
+def peer_setup(work: Path, sizes: Sizes, install: bool, stub: CannedStub) -> PeerSetup | str:
     """The two engines' commands over their recorded directories, or why the peer is skipped."""
     from bench import peer
 
@@ -333,20 +335,35 @@ def peer_setup(work: Path, sizes: Sizes, install: bool) -> PeerSetup | str:
     except BaseException:
         namespace.stop()
         raise
+    stub_env = bench_env(
+        OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="sk-bench-stub", FLOWPROOF_PROMPT=PROMPT
+    )
+
+    def floor() -> tuple[float, float]:
+        wall = cpu = 0.0
+        for _ in range(sizes.peer_flows):
+            w, c = run_tree([PYTHON, "-S", str(STDLIB_AGENT)], stub_env)
+            wall, cpu = wall + w, cpu + c
+        return wall, cpu
+
     return PeerSetup(
-        peer.run_commands(namespace, found.binary, work / "peer-comparison"), namespace.stop
+        peer.run_commands(namespace, found.binary, work / "peer-comparison"), namespace.stop, floor
     )
 
 
 def peer_pairs(setup: PeerSetup, pairs: int, first: int, warmup: bool) -> list[dict[str, Any]]:
-    """`pairs` pairs, the order inside each pair alternating; one unmeasured pair first."""
+    """`pairs` pairs, the order inside each pair alternating, each with the agents alone
+    against the stub beside it (the floor both engines stand on); one unmeasured pair first."""
     out = []
     for number in range(first - (1 if warmup else 0), first + pairs):
         order = ("peer", "flowproof") if number % 2 == 0 else ("flowproof", "peer")
         pair: dict[str, Any] = {}
-        for name in order:
-            command, env, cwd = setup.commands[name]
-            wall, cpu = run_tree(command, env, cwd)
+        for name in ("floor", *order) if number % 2 == 0 else (*order, "floor"):
+            if name == "floor":
+                wall, cpu = setup.floor()
+            else:
+                command, env, cwd = setup.commands[name]
+                wall, cpu = run_tree(command, env, cwd)
             pair[name] = {"wall_ms": wall, "cpu_ms": cpu}
         if number >= first:
             pair["load_average"] = load_average()
@@ -366,6 +383,12 @@ def peer_figures(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             [o / t for o, t in zip(ours, theirs, strict=True)]
         )
         figures[f"{key.split('_')[0]}_ratio"] = statistics.median(ours) / statistics.median(theirs)
+        floor = [p["floor"][key] for p in pairs]
+        figures[f"floor_{key}"] = spread(floor)
+        figures[f"flowproof_added_{key}"] = spread(
+            [o - f for o, f in zip(ours, floor, strict=True)]
+        )
+        figures[f"peer_added_{key}"] = spread([t - f for t, f in zip(theirs, floor, strict=True)])
     return figures
 
 
@@ -435,7 +458,7 @@ def measure(work: Path, mode: str, peer_install: bool) -> dict[str, Any]:
     _log(f"recording the {'/'.join(map(str, TURNS))}-turn flows")
     cost = cost_setup(work, sizes)
     trace10 = cost.runs[("sdk", 10, 1)] / "specs" / "flow000.trace.json"
-    peer = peer_setup(work, sizes, peer_install)
+    peer = peer_setup(work, sizes, peer_install, cost.stubs[("stdlib", 3)])
     if isinstance(peer, str):
         _log(f"peer skipped: {peer}")
         result["peer"] = {"skipped": peer}
@@ -532,14 +555,18 @@ def table(result: dict[str, Any]) -> str:
             f"**Against the peer** (PyPI `flowproof` 0.23.28; {peer['flows']} three-turn stdlib "
             f"flows per run, {peer['pairs']} interleaved pairs, loopback-only namespace)",
             "",
-            "| | peer `run DIR` | ours `run -j 1 DIR` | ours / peer (paired, IQR) |",
-            "|---|---|---|---|",
-            f"| wall | {_fmt(peer['peer_wall_ms']['median'])} ms "
-            f"| {_fmt(peer['flowproof_wall_ms']['median'])} ms "
-            f"| {peer['wall_ratio']:.2f}x ({_iqr(peer['paired_ratio_wall'], 'x')}) |",
-            f"| CPU | {_fmt(peer['peer_cpu_ms']['median'])} ms "
-            f"| {_fmt(peer['flowproof_cpu_ms']['median'])} ms "
-            f"| {peer['cpu_ratio']:.2f}x ({_iqr(peer['paired_ratio_cpu'], 'x')}) |",
+            "| | agents alone (stub) | peer `run DIR` | ours `run -j 1 DIR` | peer added "
+            "| ours added | ours / peer (paired, IQR) |",
+            "|---|---|---|---|---|---|---|",
+            *(
+                f"| {label} | {_fmt(peer[f'floor_{key}_ms']['median'])} ms "
+                f"| {_fmt(peer[f'peer_{key}_ms']['median'])} ms "
+                f"| {_fmt(peer[f'flowproof_{key}_ms']['median'])} ms "
+                f"| {_fmt(peer[f'peer_added_{key}_ms']['median'])} ms "
+                f"| {_fmt(peer[f'flowproof_added_{key}_ms']['median'])} ms "
+                f"| {peer[f'{key}_ratio']:.2f}x ({_iqr(peer[f'paired_ratio_{key}'], 'x')}) |"
+                for label, key in (("wall", "wall"), ("CPU", "cpu"))
+            ),
             "",
         ]
     lines += ["| target | measured | limit | ratio to limit | verdict |", "|---|---|---|---|---|"]
