@@ -66,7 +66,7 @@ class Sizes:
 
 SIZES = {
     "default": Sizes(12, 20, 6, 3, 2.0, CLIENTS, 1000, 50, 3, 20, 9),
-    "quick": Sizes(4, 10, 2, 1, 0.7, CLIENTS, 1000, 50, 1, 20, 7),
+    "quick": Sizes(3, 10, 2, 1, 0.7, CLIENTS, 1000, 50, 1, 20, 4),
     "tiny": Sizes(2, 2, 1, 1, 0.2, (1, 8), 40, 5, 1, 3, 1),
 }
 
@@ -389,6 +389,11 @@ def peer_figures(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             [o - f for o, f in zip(ours, floor, strict=True)]
         )
         figures[f"peer_added_{key}"] = spread([t - f for t, f in zip(theirs, floor, strict=True)])
+        # No engine runs the agents for less than the agents alone cost: the lowest ratio any
+        # engine could reach against this peer.
+        figures[f"floor_ratio_{key.split('_')[0]}"] = statistics.median(floor) / statistics.median(
+            theirs
+        )
     return figures
 
 
@@ -567,6 +572,10 @@ def table(result: dict[str, Any]) -> str:
                 f"| {peer[f'{key}_ratio']:.2f}x ({_iqr(peer[f'paired_ratio_{key}'], 'x')}) |"
                 for label, key in (("wall", "wall"), ("CPU", "cpu"))
             ),
+            "",
+            f"The agents alone are {peer['floor_ratio_wall']:.2f}x the peer's wall and "
+            f"{peer['floor_ratio_cpu']:.2f}x its CPU: the lowest ratio an engine with no cost "
+            "of its own could reach.",
             "",
         ]
     lines += ["| target | measured | limit | ratio to limit | verdict |", "|---|---|---|---|---|"]
