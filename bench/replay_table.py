@@ -400,17 +400,24 @@ def peer_figures(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 # --- the table ------------------------------------------------------------------------------
 
 
+def spreads(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-round spread behind each cost target's median."""
+    cost = result.get("cost")
+    if not cost:
+        return {}
+    sdk, stdlib = cost["sdk"], cost["stdlib"]
+    return {
+        "fixed_cpu_ms": sdk["fixed_cpu_ms"],
+        "per_turn_cpu_ms": sdk["per_turn_cpu_ms"],
+        "fixed_cpu_ms_stdlib": stdlib["fixed_cpu_ms"],
+        "per_turn_cpu_ms_stdlib": stdlib["per_turn_cpu_ms"],
+        "single_flow_startup_wall_ms": sdk["single_flow_startup_wall_ms"],
+    }
+
+
 def values(result: dict[str, Any]) -> dict[str, float]:
     """Each target's measured value, from the figures."""
-    out: dict[str, float] = {}
-    cost = result.get("cost")
-    if cost:
-        sdk, stdlib = cost["sdk"], cost["stdlib"]
-        out["fixed_cpu_ms"] = sdk["fixed_cpu_ms"]["median"]
-        out["per_turn_cpu_ms"] = sdk["per_turn_cpu_ms"]["median"]
-        out["fixed_cpu_ms_stdlib"] = stdlib["fixed_cpu_ms"]["median"]
-        out["per_turn_cpu_ms_stdlib"] = stdlib["per_turn_cpu_ms"]["median"]
-        out["single_flow_startup_wall_ms"] = sdk["single_flow_startup_wall_ms"]["median"]
+    out: dict[str, float] = {key: s["median"] for key, s in spreads(result).items()}
     for cell in result.get("throughput", {}).get("cells", []):
         kind = "stream" if cell["stream"] else "json"
         out[f"throughput_{cell['clients']}_{kind}"] = cell["ratio"]
@@ -427,6 +434,11 @@ def values(result: dict[str, Any]) -> dict[str, float]:
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     measured = values(result)
+    ranges = spreads(result)
+    peer = result.get("peer")
+    if peer and "skipped" not in peer:
+        ranges["peer_wall_ratio"] = peer["paired_ratio_wall"]
+        ranges["peer_cpu_ratio"] = peer["paired_ratio_cpu"]
     out = []
     for target in TARGETS:
         if target.key not in measured:
@@ -445,6 +457,13 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "ratio_to_limit": round(value / target.limit, 3),
                 "borderline": abs(value - target.limit) <= BORDERLINE * abs(target.limit),
                 "missed_by": None if met else round(abs(value - target.limit), 3),
+                # The middle half of the rounds lies on both sides of the limit: the verdict
+                # is the median's, and more rounds would be needed to be sure of it.
+                "conclusive": not (
+                    target.key in ranges
+                    and ranges[target.key]["n"] > 1
+                    and ranges[target.key]["q1"] <= target.limit <= ranges[target.key]["q3"]
+                ),
             }
         )
     return out
@@ -582,6 +601,8 @@ def table(result: dict[str, Any]) -> str:
     for v in result.get("targets", []):
         sign = "<=" if v["lower_is_better"] else ">="
         verdict = "met" if v["met"] else "**missed**"
+        if not v["conclusive"]:
+            verdict += ", inconclusive (the interquartile range spans the limit)"
         if v["key"] in _again_keys(result):
             verdict += " (measured twice)"
         lines.append(

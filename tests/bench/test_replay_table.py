@@ -93,6 +93,7 @@ def test_the_tiny_replay_table_has_every_figure_and_verdict(tmp_path: Path) -> N
     assert set(verdicts) == expected
     for v in verdicts.values():
         assert isinstance(v["met"], bool) and isinstance(v["borderline"], bool), v
+        assert isinstance(v["conclusive"], bool), v
         assert abs(v["ratio_to_limit"] - v["measured"] / v["limit"]) < 0.01, v
     assert set(table["measured_again"]) <= {"cost", "throughput", "large", "peer"}
     assert "| target | measured | limit | ratio to limit | verdict |" in done.stdout
