@@ -141,7 +141,7 @@ channels: dist
 # suite at -j 1 and -j 2, the profiles, and the replay-cost table (start-up, cost per flow and
 # per turn, against the PyPI `flowproof` 0.23.28, which it installs into /tmp/peer unless
 # BENCH_ARGS=--no-peer-install). A table on stdout, JSON in bench/results/latest.json;
-# sized for ~17 minutes on 2 idle cores (docs/performance.md).
+# ~25 minutes on 2 cores shared with other work (docs/performance.md).
 # `make bench-quick` (or BENCH_ARGS=--quick): the same sections at small sizes.
 # `make bench-table`: the replay-cost table alone, Markdown to paste into docs/performance.md.
 BENCH_STAMP := $(VENV)/.bench-installed
