@@ -6,7 +6,7 @@ PYTHON ?= python3
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: install demo test test-portable lint freeze release-archive python-dist python-channel \
-	dist channels bench bench-quick
+	dist channels bench bench-quick bench-table
 
 # setup.py builds the one compiled part (containment/_fsloop.c) in place.
 $(VENV)/.installed: pyproject.toml setup.py flowproof/containment/_fsloop.c
@@ -138,9 +138,12 @@ channels: dist
 
 # Every benchmark (bench/run.py): per-flow overhead against a canned stub and vcrpy,
 # replay proxy throughput against a raw asyncio server, a 1,000-turn trace, start-up, a 40-flow
-# suite at -j 1 and -j 2, and the profiles. A table on stdout, JSON in bench/results/latest.json;
-# sized for ~10 minutes on 2 idle cores (it took 19 on a shared, loaded one: docs/performance.md).
+# suite at -j 1 and -j 2, the profiles, and the replay-cost table (start-up, cost per flow and
+# per turn, against the PyPI `flowproof` 0.23.28, which it installs into /tmp/peer unless
+# BENCH_ARGS=--no-peer-install). A table on stdout, JSON in bench/results/latest.json;
+# ~25 minutes on 2 cores shared with other work (docs/performance.md).
 # `make bench-quick` (or BENCH_ARGS=--quick): the same sections at small sizes.
+# `make bench-table`: the replay-cost table alone, Markdown to paste into docs/performance.md.
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(VENV)/.installed
 	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench]'
@@ -151,3 +154,6 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	python bench/run.py --quick --json bench/results/quick.json $(BENCH_ARGS)
+
+bench-table: $(BENCH_STAMP)
+	python bench/run.py --only replay-table --json bench/results/replay-table.json $(BENCH_ARGS)

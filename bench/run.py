@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, one command, JSON plus a table.
 
-    python bench/run.py [--quick] [--tiny] [--only SECTION,...] [--json FILE]
+    python bench/run.py [--quick] [--tiny] [--only SECTION,...] [--json FILE] [--no-peer-install]
 
 Sections (each a ratio to a baseline measured in the same run, repetitions interleaved):
   flow        per-flow overhead: `flowproof run` of a ten-turn openai-SDK flow vs the same agent
@@ -11,6 +11,10 @@ Sections (each a ratio to a baseline measured in the same run, repetitions inter
   startup     `flowproof --version` (and the frozen engine) vs `python -c pass` (bench/startup.py)
   suite       40 flows at `flowproof run -j 1` and `-j 2`
   profile     where the time goes: cProfile of the proxy per request and of one flow
+  replay-table  the replay-cost table (bench/replay_table.py): start-up, fixed cost per flow
+              and per served turn from 10- and 3-turn flows, throughput, the large trace, the
+              single-flow start-up, and against the public Rust engine (bench/peer.py), each
+              figure against its target; borderline figures measured twice. Markdown to paste.
 Default sizes take ~10 minutes on 2 cores; --quick ~2 minutes; --tiny is the smoke test's.
 Targets are benchmarks, not tests: the exit code is 0 whether they are met or missed.
 """
@@ -30,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.lib.fixtures import record  # noqa: E402
 from bench.lib.measure import load_average, machine  # noqa: E402
 
-SECTIONS = ("startup", "throughput", "large", "flow", "profile", "suite")
+SECTIONS = ("startup", "throughput", "large", "flow", "profile", "suite", "replay-table")
 SIZES = {
     #         flow rounds, vcr flows/session, throughput rounds, s/cell, large turns, KB, rounds,
     #         startup runs, suite flows, suite rounds, profile seconds, timeline rounds
@@ -81,8 +85,9 @@ CLIENTS = (1, 8, 32)
 
 
 def run_sections(
-    chosen: list[str], size: dict[str, Any], tiny: bool, partial: Path | None
+    chosen: list[str], mode: str, partial: Path | None, peer_install: bool = True
 ) -> dict[str, Any]:
+    size, tiny = SIZES[mode], mode == "tiny"
     work = Path(tempfile.mkdtemp(prefix="flowproof-bench-"))
     recorded_at = time.perf_counter()
     needs_recording = set(chosen) & {"throughput", "flow", "suite", "profile"}
@@ -124,6 +129,10 @@ def run_sections(
             from bench.hotspots import profile
 
             results[name] = profile(work, size["profile_seconds"], size["timeline_rounds"])
+        elif name == "replay-table":
+            from bench.replay_table import measure
+
+            results[name] = measure(work / "replay-table", mode, peer_install and not tiny)
         results[name]["section_seconds"] = time.perf_counter() - started
         results[name]["load_average_after"] = load_average()
         if partial is not None:  # what is done so far, should a later section fail
@@ -215,6 +224,10 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         for figure in results["startup"]["figures"]:
             if figure["target"] is not None:
                 add(f"{figure['name']} (x python -c pass)", figure["ratio"], figure["target"], "x")
+    for verdict in results.get("replay-table", {}).get("targets", []):
+        out.append(
+            {k: verdict[k] for k in ("target", "measured", "limit", "unit", "met", "missed_by")}
+        )
     return out
 
 
@@ -285,6 +298,10 @@ def table(results: dict[str, Any]) -> str:
             lines.append(f"proxy profile ({kind}, CPU us per request, own time):")
             for row in [r for r in p["top"] if not r.get("cumulative")][:8]:
                 lines.append(f"  {row['own_us_per_request']:8.1f}  {row['function']}")
+    if "replay-table" in results:
+        from bench.replay_table import table as replay_table
+
+        lines += ["replay-cost table (Markdown)", "", replay_table(results["replay-table"]), ""]
     lines.append("targets")
     for v in results["targets"]:
         state = "met" if v["met"] else f"MISSED by {v['missed_by']} {v['unit']}"
@@ -298,6 +315,11 @@ def main() -> int:
     parser.add_argument("--tiny", action="store_true", help="the smallest sizes (the test's)")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument(
+        "--no-peer-install",
+        action="store_true",
+        help="replay-table: use the peer only if its venv exists (--tiny never installs it)",
+    )
     arguments = parser.parse_args()
     chosen = [s for s in arguments.only.split(",") if s]
     unknown = set(chosen) - set(SECTIONS)
@@ -314,7 +336,7 @@ def main() -> int:
     partial = arguments.json.with_suffix(".partial.json") if arguments.json else None
     if partial is not None:
         partial.parent.mkdir(parents=True, exist_ok=True)
-    document |= run_sections(chosen, SIZES[mode], arguments.tiny, partial)
+    document |= run_sections(chosen, mode, partial, not arguments.no_peer_install)
     document["targets"] = verdicts(document)
     document["machine"]["load_average_at_end"] = load_average()
     document["seconds"] = time.perf_counter() - started

@@ -1,5 +1,8 @@
 """The flow the bench replays: bench/agent10.py recorded once against the scripted upstream
-(tests/upstream/scripted.py) by `flowproof record`, then copied as often as a section needs."""
+(tests/upstream/scripted.py) by `flowproof record`, then copied as often as a section needs.
+
+The agent's loop runs until the model stops asking for the lookup tool, so the number of turns
+is the script's, not the agent's: the ten-turn and three-turn flows are the same code."""
 
 from __future__ import annotations
 
@@ -14,32 +17,43 @@ from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
 
 TURNS = 10
 PROMPT = "Plan my nine-leg trip to Nairobi, one lookup per leg."
-SCRIPT = [calls(tool_call("lookup", {"step": i}, call_id=f"call_{i}")) for i in range(TURNS - 1)]
-SCRIPT.append(text("Your itinerary is booked: nine legs, all confirmed."))
 AGENT = ROOT / "bench" / "agent10.py"
 
 
-def spec_text(title: str = "Ten-turn itinerary") -> str:
+def script(turns: int = TURNS) -> list[Any]:
+    """The model's answers for one run of `turns` turns: a lookup per turn but the last."""
+    steps: list[Any] = [
+        calls(tool_call("lookup", {"step": i}, call_id=f"call_{i}")) for i in range(turns - 1)
+    ]
+    steps.append(text(f"Your itinerary is booked: {turns - 1} legs, all confirmed."))
+    return steps
+
+
+def spec_text(
+    title: str = "Ten-turn itinerary", turns: int = TURNS, command: str | None = None
+) -> str:
+    """The flow's spec; `command` runs another agent with the same loop (bench/agent_stdlib.py)."""
+    agent = command or f"{PYTHON} {AGENT}"
     return f"""\
 name: {title}
 app: agent
 agent:
-  command: "{PYTHON} {AGENT}"
+  command: "{agent}"
 tools:
   - name: lookup
 steps:
   - prompt: {PROMPT}
-  - assert_tool_call: lookup where step equals 8
+  - assert_tool_call: lookup where step equals {turns - 2}
   - assert: reply contains booked
 """
 
 
-def record(directory: Path) -> Path:
-    """Record the ten-turn flow into directory/specs/flow.yaml + flow.trace.json."""
+def record(directory: Path, turns: int = TURNS, command: str | None = None) -> Path:
+    """Record the flow of `turns` turns into directory/specs/flow.yaml + flow.trace.json."""
     specs = directory / "specs"
     specs.mkdir(parents=True, exist_ok=True)
-    (specs / "flow.yaml").write_text(spec_text())
-    upstream = ScriptedUpstream(script=list(SCRIPT))
+    (specs / "flow.yaml").write_text(spec_text(turns=turns, command=command))
+    upstream = ScriptedUpstream(script=script(turns))
     upstream.start()
     try:
         env = bench_env(
@@ -58,17 +72,21 @@ def record(directory: Path) -> Path:
     if done.returncode != 0:
         raise SystemExit(f"recording the bench flow failed:\n{done.stdout}{done.stderr}")
     trace = specs / "flow.trace.json"
-    assert len(json.loads(trace.read_text())["lanes"]["model"]) == TURNS
+    assert len(json.loads(trace.read_text())["lanes"]["model"]) == turns
     return trace
 
 
-def suite(recorded: Path, directory: Path, flows: int) -> Path:
+def suite(
+    recorded: Path, directory: Path, flows: int, turns: int = TURNS, command: str | None = None
+) -> Path:
     """`flows` copies of the recorded flow (spec + trace) under directory/specs."""
     specs = directory / "specs"
     specs.mkdir(parents=True, exist_ok=True)
     source = recorded / "specs"
     for number in range(flows):
-        (specs / f"flow{number:03d}.yaml").write_text(spec_text(f"Itinerary {number:03d}"))
+        (specs / f"flow{number:03d}.yaml").write_text(
+            spec_text(f"Itinerary {number:03d}", turns, command)
+        )
         shutil.copyfile(source / "flow.trace.json", specs / f"flow{number:03d}.trace.json")
     return directory
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -45,6 +46,50 @@ def run_once(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple
     if code != 0:
         raise SystemExit(f"{shlex.join(command)} exited {code}:\n{errors.decode()[-3000:]}")
     return wall, (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def run_tree(
+    command: list[str], env: dict[str, str], cwd: Path = ROOT, timeout: float = 900
+) -> tuple[float, float]:
+    """Wall and CPU ms of `command` and every process under it: the user + system time this
+    process's reaped children gained while it ran (getrusage(RUSAGE_CHILDREN) before and after),
+    which holds the agent and the agent's own children once each parent has waited for them."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+    )
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{shlex.join(command)} exited {done.returncode}:\n{done.stderr.decode()[-3000:]}"
+        )
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu * 1000
+
+
+def spread(samples: list[float]) -> dict[str, Any]:
+    """The median and the interquartile range: how far apart the middle half of the rounds
+    lie, which says whether a difference of two noisy figures means anything."""
+    if not samples:
+        return {"median": None, "q1": None, "q3": None, "min": None, "max": None, "n": 0}
+    ordered = sorted(samples)
+    quartiles = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else [ordered[0]] * 3
+    return {
+        "median": statistics.median(ordered),
+        "q1": quartiles[0],
+        "q3": quartiles[2],
+        "min": ordered[0],
+        "max": ordered[-1],
+        "n": len(ordered),
+        "samples": [round(s, 3) for s in samples],
+    }
 
 
 def median(values: list[float]) -> float:
