@@ -42,6 +42,11 @@ class Response:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     chunks: Sequence[bytes] | None = None
+    wire: dict[bool, tuple[bytes, bytes]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Its head and payload as written, by keep-alive, once encoded: replay serves one
+    response, rendered once per turn, to every request of those bytes."""
 
 
 def json_response(status: int, body: object, headers: Mapping[str, str] | None = None) -> Response:
@@ -257,19 +262,28 @@ def _plain(status: int, message: str) -> Response:
 
 
 def _encode(response: Response, keep_alive: bool, head_only: bool = False) -> bytes:
+    """The response's bytes, head and payload in one piece (one write, one send)."""
+    encoded = response.wire.get(keep_alive)
+    if encoded is None:
+        encoded = response.wire[keep_alive] = _encoded(response, keep_alive)
+    head, payload = encoded
+    return head if head_only else head + payload
+
+
+def _encoded(response: Response, keep_alive: bool) -> tuple[bytes, bytes]:
     reason = _REASONS.get(response.status, "")
     head = [f"HTTP/1.1 {response.status} {reason}"]
     head += [f"{name}: {value}" for name, value in response.headers.items()]
     if response.chunks is None:
         head.append(f"Content-Length: {len(response.body)}")
-        payload = b"" if head_only else response.body
+        payload = response.body
     else:
         head.append("Transfer-Encoding: chunked")
         parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in response.chunks if chunk]
-        payload = b"" if head_only else b"".join(parts) + b"0\r\n\r\n"
+        payload = b"".join(parts) + b"0\r\n\r\n"
     if not keep_alive:
         head.append("Connection: close")
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), payload
 
 
 _REASONS = {status.value: status.phrase for status in HTTPStatus}

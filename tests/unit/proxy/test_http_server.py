@@ -433,3 +433,22 @@ def test_a_suspended_handler_is_cancelled_when_its_client_goes_away() -> None:
             await server.cleanup()
 
     assert asyncio.run(scenario()) == ["cancelled"]
+
+
+def test_a_response_served_again_is_written_as_it_was_first_encoded_per_keep_alive() -> None:
+    frames = [b"data: 1\n\n", b"", b"data: 2\n\n"]
+    streamed = Response(200, {"Content-Type": "text/event-stream"}, chunks=frames)
+    kept = http._encode(streamed, keep_alive=True)
+    closing = http._encode(streamed, keep_alive=False)
+    assert kept == (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n"
+    )
+    assert closing == kept.replace(b"chunked\r\n\r\n", b"chunked\r\nConnection: close\r\n\r\n")
+    assert http._encode(streamed, keep_alive=True) == kept
+    assert http._encode(streamed, keep_alive=False) == closing
+    plain = json_response(201, {"a": 1})
+    assert http._encode(plain, keep_alive=True, head_only=True) == (
+        b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n"
+    )
+    assert http._encode(plain, keep_alive=True).endswith(b'\r\n\r\n{"a": 1}')
