@@ -182,6 +182,9 @@ class _Connection(asyncio.Protocol):
             except StopIteration:
                 if self._busy:  # the connection was closed
                     return
+                if not self._parser.pending:  # (the common case: nothing pipelined behind it)
+                    self._wait_for_more()
+                    return
                 continue
             self._task = create_task(
                 self._go_on(_resumed(answering, suspended_on)), name="proxy-request"
