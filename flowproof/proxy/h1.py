@@ -47,6 +47,20 @@ class Headers(Mapping[str, str]):
             else:
                 self._by_lower[lower] = (name, value)
 
+    @classmethod
+    def of_fields(cls, fields: str) -> Headers:
+        """The headers of checked field lines (`name: value` joined by CRLF)."""
+        by_lower: dict[str, tuple[str, str]] = {}
+        lines = fields.split("\r\n")
+        for line in lines:
+            name, _, value = line.partition(":")
+            by_lower[name.lower()] = (name, value.strip(" \t"))
+        if len(by_lower) < len(lines):  # a header sent more than once: its values joined
+            return cls([(name, value.strip(" \t")) for name, _, value in map(_colon, lines)])
+        headers = cls.__new__(cls)
+        headers._by_lower = by_lower
+        return headers
+
     def __getitem__(self, name: str) -> str:
         return self._by_lower[name.lower()][1]
 
@@ -59,6 +73,12 @@ class Headers(Mapping[str, str]):
         # the parser asks for several on every request.
         found = self._by_lower.get(name.lower())
         return default if found is None else found[1]
+
+    def lowered(self, name: str) -> str | None:
+        """The value of header `name`, given in lower case (what the parser asks, on every
+        request, without lowering it each time)."""
+        found = self._by_lower.get(name)
+        return None if found is None else found[1]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.lower() in self._by_lower
@@ -96,7 +116,7 @@ _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([^\x00-\x20\x7f]+) (HTTP/[0-9]
 # A field value may hold visible characters, spaces, tabs and obs-text, never a control.
 _FIELD = _TOKEN + rb":[^\x00-\x08\x0a-\x1f\x7f]*"
 _FIELD_LINE = re.compile(_FIELD)
-_FIELD_LINES = re.compile(rb"(?:" + _FIELD + rb"\r\n)*")
+_FIELD_SECTION = re.compile(_FIELD + rb"(?:\r\n" + _FIELD + rb")*")
 _FIELD_RULES = " (a token name, no space before the colon, no folding, no bare CR or LF)"
 _QUOTED = rb'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[\t -~\x80-\xff])*"'
 _CHUNK_EXTENSION = (
@@ -136,7 +156,9 @@ class RequestParser:
 
     def __init__(self, max_body: int) -> None:
         self._max_body = max_body
-        self._buffer = bytearray()
+        self._buffer: bytes | bytearray = b""
+        """Bytes not read yet: those of one read as they came (most requests arrive whole in
+        one), a bytearray once a request spans reads."""
         self._at = 0
         """Where the request in progress continues in `_buffer`."""
         self._searched = 0
@@ -152,7 +174,13 @@ class RequestParser:
         """The head asked for `100 Continue` and it has not been taken yet."""
 
     def feed(self, data: bytes) -> None:
-        self._buffer += data
+        if not self._buffer:
+            self._buffer = bytes(data)  # (no copy of what asyncio hands over)
+        elif isinstance(self._buffer, bytes):
+            self._buffer = bytearray(self._buffer)
+            self._buffer += data
+        else:
+            self._buffer += data
 
     @property
     def pending(self) -> bool:
@@ -191,17 +219,18 @@ class RequestParser:
             if len(self._buffer) - self._at < self._remaining:
                 return None
             end = self._at + self._remaining
-            self._body = self._buffer[self._at : end]
+            body = _bytes(self._buffer, self._at, end)
             self._at = end
-        elif not self._read_chunks():
+            return self._finish(body)
+        if not self._read_chunks():
             return None
-        return self._finish()
+        return self._finish(bytes(self._body))
 
-    def _finish(self) -> tuple[Request, bool]:
+    def _finish(self, body: bytes) -> tuple[Request, bool]:
         head = self._head
         assert head is not None
-        request = _request(head, bytes(self._body))
-        connection = head.headers.get("Connection", "").lower()
+        request = _request(head, body)
+        connection = (head.headers.lowered("connection") or "").lower()
         keep_alive = "close" not in connection and (
             head.version != "HTTP/1.0" or "keep-alive" in connection
         )
@@ -210,10 +239,16 @@ class RequestParser:
         return request, keep_alive
 
     def _drop_read_bytes(self) -> None:
-        if self._at:
-            del self._buffer[: self._at]
-            self._searched = max(0, self._searched - self._at)
-            self._at = 0
+        if not self._at:
+            return
+        if self._at >= len(self._buffer):
+            self._buffer = b""
+        elif isinstance(self._buffer, bytearray):
+            del self._buffer[: self._at]  # (in place: a bytearray drops its front cheaply)
+        else:
+            self._buffer = bytearray(memoryview(self._buffer)[self._at :])
+        self._searched = max(0, self._searched - self._at)
+        self._at = 0
 
     def _blank_line(self, limit: int, status: int, what: str) -> int | None:
         """Where the blank line that ends a field section (the head, the trailers) starts;
@@ -239,7 +274,7 @@ class RequestParser:
         end = self._blank_line(MAX_HEAD_BYTES, 431, "line and headers")
         if end is None:
             return False
-        head = _parse_head(bytes(self._buffer[self._at : end]))
+        head = _parse_head(_bytes(self._buffer, self._at, end))
         self._head = head
         self._at = end + 4
         self._searched = self._at
@@ -250,7 +285,7 @@ class RequestParser:
             raise ServerError(413, f"the request body is over {self._max_body} bytes")
         else:
             self._stage, self._remaining = _Stage.LENGTH, length
-        self._continue = head.headers.get("Expect", "").lower() == "100-continue"
+        self._continue = (head.headers.lowered("expect") or "").lower() == "100-continue"
         return True
 
     def _read_chunks(self) -> bool:
@@ -316,13 +351,25 @@ class RequestParser:
         end = self._blank_line(MAX_TRAILER_BYTES, 431, "trailer fields")
         if end is None:
             return False
-        _check_fields(bytes(self._buffer[self._at : end]), "trailer field")
+        _check_fields(_bytes(self._buffer, self._at, end), "trailer field")
         self._at = end + 4
         return True
 
     def _check_body_room(self, size: int) -> None:
         if len(self._body) + size > self._max_body:
             raise ServerError(413, f"the request body is over {self._max_body} bytes")
+
+
+def _colon(line: str) -> tuple[str, str, str]:
+    return line.partition(":")
+
+
+def _bytes(buffer: bytes | bytearray, start: int, end: int) -> bytes:
+    """`buffer[start:end]` as bytes, copied once."""
+    if isinstance(buffer, bytes):
+        return buffer[start:end]
+    with memoryview(buffer) as view:
+        return view[start:end].tobytes()
 
 
 def _parse_head(head: bytes) -> _Head:
@@ -333,22 +380,21 @@ def _parse_head(head: bytes) -> _Head:
     if matched is None:
         # Without its query, which may carry a key.
         raise ServerError(400, f"not an HTTP request line: {_shown(request_line.split(b'?')[0])}")
-    method, target, version = (part.decode("latin-1") for part in matched.groups())
+    # The line matched: three parts, one space between each, none inside the target.
+    method, target, version = request_line.decode("latin-1").split(" ")
     if version not in ("HTTP/1.1", "HTTP/1.0"):
         raise ServerError(505, f"{version} is not served; use HTTP/1.1")
     if not fields:
         return _Head(method, target, version, Headers())
     _check_fields(fields, "header")
-    lines = (line.partition(":") for line in fields.decode("latin-1").split("\r\n"))
-    pairs = [(name, value.strip(" \t")) for name, _, value in lines]
-    return _Head(method, target, version, Headers(pairs))
+    return _Head(method, target, version, Headers.of_fields(fields.decode("latin-1")))
 
 
 def _check_fields(fields: bytes, kind: str) -> None:
     """Every CRLF-separated line of `fields` a field line: one pass in C, then, only for a
     refusal, the first line that is not, named by its field name and never its value (which
     may be a key)."""
-    if _FIELD_LINES.fullmatch(fields + b"\r\n") is not None:
+    if _FIELD_SECTION.fullmatch(fields) is not None:
         return
     for number, line in enumerate(fields.split(b"\r\n"), 1):
         if _FIELD_LINE.fullmatch(line) is None:
@@ -362,8 +408,8 @@ def _check_fields(fields: bytes, kind: str) -> None:
 def _framing(head: _Head) -> int | None:
     """The body's length from `Content-Length`, or None for a chunked body (RFC 9112 §6).
     Anything a second reader could frame differently is refused."""
-    transfer_encoding = head.headers.get("Transfer-Encoding")
-    content_length = head.headers.get("Content-Length")
+    transfer_encoding = head.headers.lowered("transfer-encoding")
+    content_length = head.headers.lowered("content-length")
     if transfer_encoding is not None and content_length is not None:
         raise ServerError(
             400, "the request has both Content-Length and Transfer-Encoding; send one of them"
@@ -412,7 +458,7 @@ def _chunk_size(digits: bytes) -> int:
     return int(significant, 16) if len(significant) <= _MAX_SIZE_DIGITS else 16**_MAX_SIZE_DIGITS
 
 
-def _alike_chunks(buffer: bytearray, start: int, line: bytes, size: int) -> int:
+def _alike_chunks(buffer: bytes | bytearray, start: int, line: bytes, size: int) -> int:
     """How many whole chunks from `start` on are framed exactly alike: the same size line, then
     `size` bytes and CRLF. A client that writes its body in equal pieces sends such runs, and
     so does one that sends a byte per chunk; reading them a chunk at a time costs Python-level
@@ -440,11 +486,13 @@ def _alike_chunks(buffer: bytearray, start: int, line: bytes, size: int) -> int:
     return count
 
 
-def _all_alike(buffer: bytearray, start: int, line: bytes, size: int, window: int) -> bool:
+def _all_alike(buffer: bytes | bytearray, start: int, line: bytes, size: int, window: int) -> bool:
     """Whether all `window` chunks from `start` are framed alike: their data blanked out (a
     column at a time), they must equal the framing repeated, one comparison in C."""
     stride = len(line) + size + 4
     framed = buffer[start : start + window * stride]
+    if isinstance(framed, bytes):
+        framed = bytearray(framed)
     blank = bytes(window)
     for column in range(size):
         framed[len(line) + 2 + column :: stride] = blank
@@ -452,7 +500,7 @@ def _all_alike(buffer: bytearray, start: int, line: bytes, size: int, window: in
 
 
 def _alike_in(
-    buffer: bytearray, start: int, stride: int, framing: list[tuple[int, int]], window: int
+    buffer: bytes | bytearray, start: int, stride: int, framing: list[tuple[int, int]], window: int
 ) -> int:
     """How many of the `window` chunks from `start` have every framing byte in its place."""
     alike = window
@@ -464,7 +512,7 @@ def _alike_in(
     return alike
 
 
-def _run_data(buffer: bytearray, start: int, offset: int, size: int, count: int) -> bytes:
+def _run_data(buffer: bytes | bytearray, start: int, offset: int, size: int, count: int) -> bytes:
     """The data of `count` chunks framed alike from `start`, each `offset` bytes into it."""
     stride = offset + size + 2
     stop = start + count * stride
@@ -479,7 +527,8 @@ def _run_data(buffer: bytearray, start: int, offset: int, size: int, count: int)
 def _request(head: _Head, body: bytes) -> Request:
     target = _origin_form(head.target)
     raw_path, _, query = target.partition("?")
-    return Request(head.method, unquote(raw_path), query, target, head.headers, body)
+    path = unquote(raw_path) if "%" in raw_path else raw_path
+    return Request(head.method, path, query, target, head.headers, body)
 
 
 def _origin_form(target: str) -> str:

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any
 
 from flowproof._tasks import create_task
 from flowproof.proxy.h1 import Request, RequestParser, ServerError
@@ -40,6 +42,11 @@ class Response:
     headers: Mapping[str, str] = field(default_factory=dict)
     body: bytes = b""
     chunks: Sequence[bytes] | None = None
+    wire: dict[bool, tuple[bytes, bytes]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Its head and payload as written, by keep-alive, once encoded: replay serves one
+    response, rendered once per turn, to every request of those bytes."""
 
 
 def json_response(status: int, body: object, headers: Mapping[str, str] | None = None) -> Response:
@@ -137,9 +144,7 @@ class _Connection(asyncio.Protocol):
         # waiting for the answer, so keep the transport open for writing until it is given.
         self._client_done = True
         if not self._busy:
-            self._next()
-            if not self._busy and self._transport is not None:
-                self._transport.close()
+            self._next()  # and closes once all that came is answered
         return True
 
     def abort(self) -> None:
@@ -152,25 +157,58 @@ class _Connection(asyncio.Protocol):
             self._next()
 
     def _next(self) -> None:
-        """Start answering the request at the head of the buffer, if it has all arrived."""
-        try:
-            parsed = self._parser.next_request()
-        except ServerError as refused:
-            self._refuse(refused)
+        """Answer the requests at the head of the buffer that have all arrived, in order.
+
+        A handler that finishes without suspending (replay's) is run to its end right here,
+        so its request costs no Task and no turn of the event loop; one that suspends (record
+        waiting on the upstream) goes on in a Task, and the requests behind it wait for it."""
+        while True:
+            try:
+                parsed = self._parser.next_request()
+            except ServerError as refused:
+                self._refuse(refused)
+                return
+            except Exception as exc:  # noqa: BLE001 - a bug of ours is a 500 that fails the flow
+                self._refuse(ServerError(500, f"flowproof's HTTP parser failed: {exc!r}"))
+                return
+            if parsed is None:
+                self._wait_for_more()
+                return
+            request, keep_alive = parsed
+            self._busy = True
+            answering = self._answer(request, keep_alive)
+            try:
+                suspended_on = answering.send(None)
+            except StopIteration:
+                if self._busy:  # the connection was closed
+                    return
+                if not self._parser.pending:  # (the common case: nothing pipelined behind it)
+                    self._wait_for_more()
+                    return
+                continue
+            self._task = create_task(
+                self._go_on(_resumed(answering, suspended_on)), name="proxy-request"
+            )
             return
-        except Exception as exc:  # noqa: BLE001 - a bug of ours is a 500 that fails the flow
-            self._refuse(ServerError(500, f"flowproof's HTTP parser failed: {exc!r}"))
+
+    def _wait_for_more(self) -> None:
+        transport = self._transport
+        if transport is None:
             return
-        if parsed is None:
-            if self._parser.take_continue() and self._transport is not None:
-                # The client waits for this (`Expect: 100-continue`) before sending its body.
-                self._transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            return
-        request, keep_alive = parsed
-        self._busy = True
-        self._task = create_task(self._answer(request, keep_alive), name="proxy-request")
+        if self._parser.take_continue():
+            # The client waits for this (`Expect: 100-continue`) before sending its body.
+            transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        elif self._client_done:
+            transport.close()  # everything the client sent is answered
+
+    async def _go_on(self, answering: Awaitable[None]) -> None:
+        await answering
+        self._task = None
+        if not self._busy:
+            self._next()
 
     async def _answer(self, request: Request, keep_alive: bool) -> None:
+        """Answer `request`; `_busy` stays True when the connection is closed after it."""
         try:
             response = await self._handler(request)
         except asyncio.CancelledError:
@@ -182,11 +220,9 @@ class _Connection(asyncio.Protocol):
         if transport is None or transport.is_closing():
             return
         transport.write(_encode(response, keep_alive, head_only=request.method == "HEAD"))
-        self._busy = False
-        self._task = None
-        if keep_alive and self._parser.pending:
-            self._next()
-        if not keep_alive or (self._client_done and not self._busy):
+        if keep_alive:
+            self._busy = False
+        else:
             transport.close()
 
     def _refuse(self, refused: ServerError) -> None:
@@ -201,24 +237,56 @@ class _Connection(asyncio.Protocol):
             self._transport.close()
 
 
+@types.coroutine
+def _resumed(started: Coroutine[Any, Any, None], suspended_on: object) -> Generator[Any, Any, None]:
+    """The rest of `started`, a coroutine that was run by hand until it first suspended (on
+    `suspended_on`), for a Task to carry on: what the Task sends or throws goes on to it."""
+    waiting_on = suspended_on
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            started.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a cancellation is the coroutine's to see
+            try:
+                waiting_on = started.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waiting_on = started.send(sent)
+            except StopIteration:
+                return
+
+
 def _plain(status: int, message: str) -> Response:
     return json_response(status, {"error": {"message": message, "type": "flowproof_error"}})
 
 
 def _encode(response: Response, keep_alive: bool, head_only: bool = False) -> bytes:
+    """The response's bytes, head and payload in one piece (one write, one send)."""
+    encoded = response.wire.get(keep_alive)
+    if encoded is None:
+        encoded = response.wire[keep_alive] = _encoded(response, keep_alive)
+    head, payload = encoded
+    return head if head_only else head + payload
+
+
+def _encoded(response: Response, keep_alive: bool) -> tuple[bytes, bytes]:
     reason = _REASONS.get(response.status, "")
     head = [f"HTTP/1.1 {response.status} {reason}"]
     head += [f"{name}: {value}" for name, value in response.headers.items()]
     if response.chunks is None:
         head.append(f"Content-Length: {len(response.body)}")
-        payload = b"" if head_only else response.body
+        payload = response.body
     else:
         head.append("Transfer-Encoding: chunked")
         parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in response.chunks if chunk]
-        payload = b"" if head_only else b"".join(parts) + b"0\r\n\r\n"
+        payload = b"".join(parts) + b"0\r\n\r\n"
     if not keep_alive:
         head.append("Connection: close")
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), payload
 
 
 _REASONS = {status.value: status.phrase for status in HTTPStatus}

@@ -275,3 +275,54 @@ def test_a_refused_request_is_named_by_its_request_line() -> None:
     with pytest.raises(ServerError):
         garbage.next_request()
     assert garbage.request_line() == ("?", "?")
+
+
+def test_headers_read_from_the_wire_keep_their_names_and_join_repeated_ones() -> None:
+    head = b"X-Beta: a \r\nx-beta:\tb\r\nAccept:json\r\nContent-Length: 2\r\n\r\n{}"
+    [request] = requests(POST + head)
+    assert request.headers["X-BETA"] == "a, b" and request.headers.get("accept") == "json"
+    assert list(request.headers) == ["Host", "X-Beta", "Accept", "Content-Length"]
+    assert request.body == b"{}"
+
+
+def test_requests_in_one_read_and_requests_split_across_reads_read_alike() -> None:
+    sent = b"".join(
+        POST + b"Content-Length: %d\r\n\r\n%s" % (len(b), b) for b in (b"1", b"22", b"")
+    )
+    whole = [request.body for request in requests(sent)]
+    assert whole == [b"1", b"22", b""]
+    for cut in range(1, len(sent)):
+        assert [request.body for request in requests(sent[:cut], sent[cut:])] == whole
+    assert all(type(body) is bytes for body in whole)
+
+
+def test_a_body_split_across_reads_then_a_request_in_one_read() -> None:
+    body = bytes(range(256)) * 40
+    first = POST + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    second = POST + b"Content-Length: 2\r\n\r\nok"
+    parser = RequestParser(100_000)
+    parser.feed(first[:100])
+    assert parser.next_request() is None
+    parser.feed(first[100:5000])
+    assert parser.next_request() is None
+    parser.feed(first[5000:] + second)
+    got = parser.next_request()
+    assert got is not None and got[0].body == body
+    got = parser.next_request()
+    assert got is not None and got[0].body == b"ok" and not parser.pending
+    parser.feed(second)
+    got = parser.next_request()
+    assert got is not None and got[0].body == b"ok" and not parser.pending
+
+
+def test_a_path_is_percent_decoded_and_its_target_kept_as_sent() -> None:
+    [escaped, plain] = requests(
+        b"POST /v1/a%20b?x=%20 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+        b"POST /v1/ab?x=1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
+    )
+    assert (escaped.path, escaped.query_string, escaped.path_qs) == (
+        "/v1/a b",
+        "x=%20",
+        "/v1/a%20b?x=%20",
+    )
+    assert (plain.path, plain.query_string, plain.path_qs) == ("/v1/ab", "x=1", "/v1/ab?x=1")

@@ -351,3 +351,104 @@ def test_one_byte_chunks_cost_at_most_twice_the_same_bytes_sent_with_content_len
         f"1.2 MB of 1-byte chunks took {chunked * 1000:.1f} ms of CPU; the same bytes with "
         f"Content-Length {baseline * 1000:.1f} ms (least of {ROUNDS}, interleaved)"
     )
+
+
+def serve_with(handler: http.Handler, raw: bytes, *, shut_down_sending: bool = False) -> bytes:
+    """Send `raw` to a server answering with `handler`; everything it writes back."""
+
+    async def scenario() -> bytes:
+        server = await http.serve(handler)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(raw)
+            if shut_down_sending:
+                writer.write_eof()
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            return data
+        finally:
+            await server.cleanup()
+
+    return asyncio.run(scenario())
+
+
+async def slow_on_odd_bodies(request: Request) -> Response:
+    """Suspends (as record does, waiting on the upstream) when the body is an odd digit, and
+    answers at once otherwise: a connection mixes both kinds of answer."""
+    if int(request.body) % 2:
+        await asyncio.sleep(0.02)
+        await asyncio.sleep(0)
+    return await echo(request)
+
+
+def test_pipelined_requests_whose_handler_suspends_or_not_are_answered_in_order() -> None:
+    sent = b"".join(POST + b"Content-Length: 1\r\n\r\n%d" % n for n in range(6))
+    sent += POST + b"Content-Length: 1\r\nConnection: close\r\n\r\n7"
+    answers = bodies(serve_with(slow_on_odd_bodies, sent))
+    assert [answer["body"] for answer in answers] == ["0", "1", "2", "3", "4", "5", "7"]
+
+
+def test_a_client_that_shuts_down_while_a_handler_is_suspended_still_gets_its_answers() -> None:
+    sent = b"".join(POST + b"Content-Length: 1\r\n\r\n%d" % n for n in (1, 2, 3))
+    answers = bodies(serve_with(slow_on_odd_bodies, sent, shut_down_sending=True))
+    assert [answer["body"] for answer in answers] == ["1", "2", "3"]
+
+
+def test_a_handler_that_raises_after_suspending_is_a_500_and_the_connection_closes() -> None:
+    async def fails_later(request: Request) -> Response:
+        await asyncio.sleep(0.01)
+        raise RuntimeError("a bug")
+
+    data = serve_with(fails_later, POST + b"Content-Length: 1\r\n\r\n1" * 2)
+    assert data.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert b"Connection: close" in data and len(bodies(data)) == 1
+
+
+def test_a_suspended_handler_is_cancelled_when_its_client_goes_away() -> None:
+    async def scenario() -> list[str]:
+        seen: list[str] = []
+        arrived = asyncio.Event()
+
+        async def waits(request: Request) -> Response:
+            arrived.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                raise
+            return await echo(request)
+
+        server = await http.serve(waits)
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(POST + b"Content-Length: 1\r\n\r\n1")
+            await asyncio.wait_for(arrived.wait(), 10)
+            writer.transport.abort()
+            for _ in range(100):
+                if seen:
+                    break
+                await asyncio.sleep(0.01)
+            return seen
+        finally:
+            await server.cleanup()
+
+    assert asyncio.run(scenario()) == ["cancelled"]
+
+
+def test_a_response_served_again_is_written_as_it_was_first_encoded_per_keep_alive() -> None:
+    frames = [b"data: 1\n\n", b"", b"data: 2\n\n"]
+    streamed = Response(200, {"Content-Type": "text/event-stream"}, chunks=frames)
+    kept = http._encode(streamed, keep_alive=True)
+    closing = http._encode(streamed, keep_alive=False)
+    assert kept == (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n"
+    )
+    assert closing == kept.replace(b"chunked\r\n\r\n", b"chunked\r\nConnection: close\r\n\r\n")
+    assert http._encode(streamed, keep_alive=True) == kept
+    assert http._encode(streamed, keep_alive=False) == closing
+    plain = json_response(201, {"a": 1})
+    assert http._encode(plain, keep_alive=True, head_only=True) == (
+        b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n"
+    )
+    assert http._encode(plain, keep_alive=True).endswith(b'\r\n\r\n{"a": 1}')
