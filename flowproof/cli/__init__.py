@@ -147,7 +147,7 @@ def _cpus() -> int:
 @click.option(
     "--upstream-timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=600,  # proxy/forward.py DEFAULT_UPSTREAM_TIMEOUT, not imported: --version stays lean
+    default=600,  # proxy/__init__.py DEFAULT_UPSTREAM_TIMEOUT, not imported: --version stays lean
     show_default=True,
     metavar="SECONDS",
     help="How long one model answer may take, whole, before the flow fails naming its turn "

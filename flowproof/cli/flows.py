@@ -28,7 +28,7 @@ from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
-from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
+from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord

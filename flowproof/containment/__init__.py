@@ -4,6 +4,10 @@ capability: each answers on every platform, doing nothing where the kernel offer
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flowproof.spec.load import LoadedSpec
 
 
 def adopt_orphans() -> bool:
@@ -28,3 +32,14 @@ def adopts_orphans() -> bool:
     from flowproof.containment._linux import is_child_subreaper
 
     return is_child_subreaper()
+
+
+def engages_egress(loaded: LoadedSpec) -> bool:
+    """Whether a flow engages egress containment: it declares `agent.allow_egress` or has an
+    `assert_no_egress` step. Here, apart from containment/engage.py, so that a flow that does
+    not (most) loads none of containment's machinery to find that out."""
+    from flowproof.assertions.egress import KIND
+
+    return bool(loaded.spec.agent.allow_egress) or any(
+        step.kind == KIND for step in loaded.assertions
+    )

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flowproof.assertions.egress import KIND, EgressEvidence
+from flowproof.containment import engages_egress
 from flowproof.containment.findings import EgressSummary, Findings, not_contained
 from flowproof.containment.policy import FORMS, EntryError, Policy, parse_entry
 from flowproof.errors import SpecError
@@ -89,12 +90,6 @@ def uncontained_session(loaded: LoadedSpec, reason: str) -> EgressSession | None
     asserted = any(step.kind == KIND for step in loaded.assertions)
     return EgressSession(
         not_contained(reason), False, tuple(loaded.spec.agent.allow_egress), asserted
-    )
-
-
-def engages_egress(loaded: LoadedSpec) -> bool:
-    return bool(loaded.spec.agent.allow_egress) or any(
-        step.kind == KIND for step in loaded.assertions
     )
 
 

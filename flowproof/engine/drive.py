@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from flowproof.containment.engage import EgressSession, egress_session, engages_egress
+from flowproof.containment import engages_egress
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
@@ -14,6 +15,9 @@ from flowproof.drivers.url import TriggerOutcome, trigger_url
 from flowproof.engine.context import FlowContext
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
+
+if TYPE_CHECKING:  # loaded by a flow that engages containment: most do not
+    from flowproof.containment.engage import EgressSession
 
 Driven = AgentOutcome | TriggerOutcome
 
@@ -34,6 +38,8 @@ async def drive(
     agent = loaded.spec.agent
     egress = None
     if engages_egress(loaded):  # most flows do not, and need no thread to say so
+        from flowproof.containment.engage import egress_session
+
         egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
     wiring = agent_wiring(context, port, tool_boundary)
     handles, env = wiring.handles, wiring.environment

@@ -24,6 +24,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flowproof.engine.workdir import agent_cwd
 from flowproof.errors import SpecError
@@ -44,7 +45,9 @@ from flowproof.matching.rules import RequestRules
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 from flowproof.spec.suite import Suite
-from flowproof.trace.lint import HomeFacts
+
+if TYPE_CHECKING:
+    from flowproof.trace.lint import HomeFacts
 
 Where = tuple[Path, int | None]
 
@@ -108,6 +111,8 @@ def home_facts(
     loaded: LoadedSpec, suite: Suite | None, environ: Mapping[str, str], rules: RequestRules
 ) -> HomeFacts:
     """What this flow does with its home directory, for the trace lint's remedy."""
+    from flowproof.trace.lint import HomeFacts  # record only: replay lints no trace
+
     env = measure(loaded, suite, environ, datetime.now(UTC))
     where = _opted_out(loaded, suite).get("home")
     home = placeholder("home")

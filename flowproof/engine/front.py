@@ -27,7 +27,7 @@ from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
 from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED
-from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT
+from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record

@@ -6,15 +6,18 @@ import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
-from flowproof.containment.findings import EgressSummary
 from flowproof.drivers.base import DriverOutcome
 from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.kinds import kind_named
 from flowproof.trace.model import Lane, Trace
+
+if TYPE_CHECKING:  # loaded by a flow that engages containment: most do not
+    from flowproof.containment.findings import EgressSummary
 
 
 class Mode(enum.StrEnum):

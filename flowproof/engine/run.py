@@ -30,11 +30,11 @@ from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
 from flowproof.redaction import REDACT, Redactor
 from flowproof.spec.load import LoadedSpec
-from flowproof.trace.lint import rules_for
 from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:
     from flowproof.proxy.http import Server
+    from flowproof.trace.lint import Rules
 
 
 AgentDriver = Callable[[FlowContext, int, asyncio.Event, McpBoundary], Awaitable[DriveResult]]
@@ -104,11 +104,13 @@ async def run_flow(
         # The capability is as good as dead once the flow ends, but a trace is committed
         # evidence: an agent that told the model its base URL has its trace refused.
         never_in_a_trace = {**secret_values, REDACTED_AS: capability.token}
-        lint_rules = rules_for(
-            suite.settings if suite else None,
-            never_in_a_trace,
-            home_facts(loaded, suite, environ, rules),
-        )
+
+        def lint_rules() -> Rules:  # asked for only by a strategy that writes a trace
+            from flowproof.trace.lint import rules_for
+
+            home = home_facts(loaded, suite, environ, rules)
+            return rules_for(suite.settings if suite else None, never_in_a_trace, home)
+
         reasons = strategy.trace_findings(traffic, lint_rules)
     written = strategy.finish(traffic, not reasons, context.never_stored, rules.normalizer.defaults)
     return FlowOutcome(

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from flowproof import __version__
 from flowproof.engine.context import FlowContext
@@ -23,15 +23,19 @@ from flowproof.matching.match import TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.mocks import ToolMocks
+from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.proxy.app import Backend
-from flowproof.proxy.forward import DEFAULT_UPSTREAM_TIMEOUT, ForwardBackend, Upstream
-from flowproof.proxy.keep import KeepMatchingBackend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.spec.refs import resolve
-from flowproof.trace.lint import Rules, lint_lanes
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 from flowproof.traffic import Traffic
+
+if TYPE_CHECKING:  # record only: a replay loads neither the forwarding backend nor the lint
+    from collections.abc import Callable
+
+    from flowproof.proxy.forward import Upstream
+    from flowproof.trace.lint import Rules
 
 DEBUG_REPLAY_VARIABLE = "FLOWPROOF_DEBUG_REPLAY"
 """Set (to anything) in flowproof's environment, a replay's record notes how many turns were
@@ -68,9 +72,10 @@ class Strategy(Protocol):
         replay nothing), calls left unserved at replay (only when nothing failed before, since
         a flow cut short leaves calls unserved as a matter of course)."""
 
-    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+    def trace_findings(self, traffic: Traffic, rules: Callable[[], Rules]) -> list[str]:
         """What `flowproof trace lint` would find in the trace this flow is about to write
-        (record), as failure reasons; nothing at replay, which writes no trace."""
+        (record), as failure reasons, under the rules `rules()` gives (worked out only by a
+        strategy that lints); nothing at replay, which writes no trace."""
 
     @property
     def recorded_defaults(self) -> tuple[str, ...] | None:
@@ -129,7 +134,7 @@ class Replay:
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return [] if reasons else boundary.unserved()
 
-    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
+    def trace_findings(self, traffic: Traffic, rules: Callable[[], Rules]) -> list[str]:
         return []
 
     @property
@@ -167,6 +172,9 @@ class Record:
     async def backend(
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
+        from flowproof.proxy.forward import ForwardBackend
+        from flowproof.proxy.keep import KeepMatchingBackend
+
         forward = ForwardBackend(self.upstream, mocks, traffic, rules, self.upstream_timeout)
         placeholder = _hold_place(self.trace_path)
         try:
@@ -187,8 +195,10 @@ class Record:
     def tool_boundary_reasons(self, boundary: McpBoundary, reasons: list[str]) -> list[str]:
         return boundary.never_contacted()
 
-    def trace_findings(self, traffic: Traffic, rules: Rules) -> list[str]:
-        findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules)
+    def trace_findings(self, traffic: Traffic, rules: Callable[[], Rules]) -> list[str]:
+        from flowproof.trace.lint import lint_lanes
+
+        findings = lint_lanes(str(self.trace_path), traffic.snapshot(), rules())
         return [
             f"the trace would hold {finding.rule} at {finding.path}, so it was not written: "
             f"{finding.remedy}"
@@ -242,6 +252,7 @@ def strategy_for(
     if mode is Mode.REPLAY:
         return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
     from flowproof.outbound.trust import upstream_context  # record only: replay has no client
+    from flowproof.proxy.forward import Upstream
 
     upstream_context(context.environ)  # a wrong SSL_CERT_FILE is a setting to fix, before any agent
     try:

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 from flowproof import __version__
 from flowproof.capability import Capability
 from flowproof.mcp.lane import LANE_PREFIX, lane_name
-from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
-from flowproof.mcp.stdio import RealServer, RecordRelays, ReplayRelays, StdioStandIns
 from flowproof.mocks import tool_mocks
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.traffic import Traffic
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded when a flow declares a server: most flows have no `mcp:` block
     from flowproof.mcp.http import HttpStandIn
+    from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
+    from flowproof.mcp.stdio import RecordRelays, ReplayRelays, StdioStandIns
 
 SERVER_VARIABLE = "FLOWPROOF_MCP_SERVER_"
 URL_VARIABLE = "FLOWPROOF_MCP_URL_"
@@ -110,6 +110,8 @@ class ReplaySide:
     def servers(
         self, specs: Sequence[McpServerSpec], traffic: Traffic
     ) -> dict[str, ReplayingServer]:
+        from flowproof.mcp.server import ReplayingServer
+
         return {
             spec.name: ReplayingServer(
                 spec.name, traffic, tool_mocks(spec.tools), self.trace.lane(lane_name(spec.name))
@@ -118,6 +120,8 @@ class ReplaySide:
         }
 
     def stdio(self, specs: Sequence[McpServerSpec], traffic: Traffic) -> ReplayRelays:
+        from flowproof.mcp.stdio import ReplayRelays
+
         return ReplayRelays(self.servers(specs, traffic))
 
     def http(self, spec: McpServerSpec, traffic: Traffic) -> HttpStandIn:
@@ -148,11 +152,15 @@ class RecordSide:
     def servers(
         self, specs: Sequence[McpServerSpec], traffic: Traffic
     ) -> dict[str, RecordingServer]:
+        from flowproof.mcp.server import RecordingServer
+
         return {
             spec.name: RecordingServer(spec.name, traffic, tool_mocks(spec.tools)) for spec in specs
         }
 
     def stdio(self, specs: Sequence[McpServerSpec], traffic: Traffic) -> RecordRelays:
+        from flowproof.mcp.stdio import RealServer, RecordRelays
+
         real = {
             spec.name: RealServer(resolve(spec.command or "", self.environ), self.server_environ)
             for spec in specs
@@ -184,6 +192,8 @@ async def mcp_boundary(
         stdio_specs = [spec for spec in specs if spec.command is not None]
         stdio = None
         if stdio_specs:
+            from flowproof.mcp.stdio import StdioStandIns
+
             relays = side.stdio(stdio_specs, traffic)
             servers.update(relays.servers)
             stdio = await stack.enter_async_context(StdioStandIns(relays).serving())

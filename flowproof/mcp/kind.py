@@ -13,7 +13,7 @@ among its built-in kinds).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall, ToolCall
@@ -29,11 +29,13 @@ from flowproof.mcp.lane import (
 )
 from flowproof.mcp.rows import McpTimelineEntry
 from flowproof.readjson import read_json
-from flowproof.report.view import McpEventView, McpLaneView, block
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
 from flowproof.words import plural
+
+if TYPE_CHECKING:  # the reports' views: loaded when a report or a flow's MCP count is drawn
+    from flowproof.report.view import McpEventView, McpLaneView
 
 
 class McpLaneKind(LaneKind):
@@ -124,6 +126,8 @@ class McpLaneKind(LaneKind):
     def lane_view(self, lane: str, rows: Sequence[McpTimelineEntry], diverged: bool) -> McpLaneView:
         """The lane's counts in a phrase (`mcp.files: 4 calls (1 mocked by flowproof), 1
         notification`) and one event per row."""
+        from flowproof.report.view import McpLaneView
+
         calls = sum(row.kind == "call" for row in rows)
         mocked = sum(row.mocked for row in rows)
         notifications = sum(row.kind == "notification" for row in rows)
@@ -212,6 +216,8 @@ def _parsed(text: Any) -> Document:
 
 
 def _event_view(row: McpTimelineEntry) -> McpEventView:
+    from flowproof.report.view import McpEventView, block
+
     failed = row.error is not None or (
         isinstance(row.result, dict) and row.result.get("isError") is True
     )

@@ -28,6 +28,7 @@ from flowproof.dialects.base import Dialect, Route, every_dialect, without_trans
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
+from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.proxy.app import ModelCall
 from flowproof.proxy.wire import (
     ACCEPTED_ENCODINGS,
@@ -65,9 +66,6 @@ NEVER_FORWARDED = ("key", "token", "secret", "auth")
 """...unless the name suggests a credential: the agent holds only flowproof's placeholder key,
 and the upstream gets flowproof's own."""
 _BODY_SHOWN = 2000
-DEFAULT_UPSTREAM_TIMEOUT = 600.0
-"""Seconds record waits for one whole upstream answer (`record --upstream-timeout`): long, as
-record asks for the complete answer and a slow model can take minutes to write it."""
 _CONNECT_TIMEOUT = 30.0
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import signal
 from typing import Literal
 
-from flowproof.report.view import flow_view, flow_warnings
-from flowproof.runrecord.model import FlowRecord, RunRecord
+from flowproof.runrecord.model import FlowRecord, RunRecord, TimelineEntry
 from flowproof.words import plural
 from flowproof.workflow_commands import quoted
 
@@ -68,9 +67,20 @@ def _verdict(flow: FlowRecord) -> str:
     return "PASS" if flow.verdict == "pass" else "FAIL"
 
 
+def flow_warnings(flow: FlowRecord) -> list[str]:
+    """The flow's warnings, then the requests refused from outside the agent when there were
+    any: what every report and the terminal list under a flow."""
+    refused = flow.refused_from_outside
+    outside = (
+        f"refused requests from outside the agent: {refused} (sent to flowproof's proxy or an "
+        "MCP stand-in without the flow's capability; none was forwarded, served or recorded)"
+    )
+    return [*flow.warnings, *([outside] if refused else [])]
+
+
 def _counts(flow: FlowRecord, mode: RunMode) -> str:
     """Turns recorded (and where the trace went) or served, and the MCP calls when any."""
-    calls = flow_view(flow, mode).mcp_calls  # counted as every report counts them
+    calls = _mcp_calls(flow, mode)
     tool_calls = f" · {plural(calls, 'MCP call')}" if calls else ""
     turns = flow.turns
     if mode != "record":
@@ -79,6 +89,17 @@ def _counts(flow: FlowRecord, mode: RunMode) -> str:
     if flow.trace:
         return f"{counts} → {flow.trace}"
     return counts if flow.verdict == "pass" else f"{counts}; no trace written"
+
+
+def _mcp_calls(flow: FlowRecord, mode: RunMode) -> int:
+    """The MCP calls, counted as every report counts them (its flow view). A timeline of model
+    turns alone has none, and is told so without building the view (report/view.py, loaded
+    by the first flow that has a row of another lane)."""
+    if all(isinstance(row, TimelineEntry) for row in flow.timeline):
+        return 0
+    from flowproof.report.view import flow_view
+
+    return flow_view(flow, mode).mcp_calls
 
 
 def _interrupted_lines(flow: FlowRecord) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from flowproof.lanes import MODEL_LANE
 from flowproof.readjson import read_json
+from flowproof.report.terminal import flow_warnings
 from flowproof.runrecord.model import (
     ControlRecord,
     DifferenceRecord,
@@ -372,17 +373,6 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         control=_control(flow.control) if flow.control else None,
         duration=flow.duration,
     )
-
-
-def flow_warnings(flow: FlowRecord) -> list[str]:
-    """The flow's warnings, then the requests refused from outside the agent when there were
-    any: what every report and the terminal list under a flow."""
-    refused = flow.refused_from_outside
-    outside = (
-        f"refused requests from outside the agent: {refused} (sent to flowproof's proxy or an "
-        "MCP stand-in without the flow's capability; none was forwarded, served or recorded)"
-    )
-    return [*flow.warnings, *([outside] if refused else [])]
 
 
 def declared_phrase(flow: FlowRecord) -> str:
