@@ -116,7 +116,8 @@ class Replay:
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
-        matcher = TurnMatcher(self.previous.turns, rules.ignored)
+        # A trace edited since record may hold a request its digest no longer vouches for.
+        matcher = TurnMatcher(self.previous.turns, rules.ignored, exact=self.previous.unedited)
         backend = ReplayBackend(matcher, mocks, traffic, rules)
         try:
             yield backend

@@ -4,8 +4,8 @@ The file is pretty-printed and each body is stored as its parsed JSON value, so 
 prompt shows up in review as one changed line. `ensure_ascii=False` keeps non-English prompts
 readable in diffs.
 
-    format 5   as format 4; a model turn may carry `request_sha256`, the digest of the bytes the
-               agent sent (matching/exact.py)
+    format 5   as format 4, plus `file_sha256` (the file's own digest, below); a model turn may
+               carry `request_sha256`, the digest of the bytes the agent sent (matching/exact.py)
     format 4   {"format_version": 4, "flowproof_version": ..., "normalized_by_default": ["cwd",
                 "home", "tmpdir"], "lanes": {...}}
     format 3   {"format_version": 3, "flowproof_version": ..., "lanes": {"model": [turn, ...],
@@ -16,11 +16,20 @@ readable in diffs.
 Reading migrates an older document one version at a time (`_MIGRATIONS`) and refuses a newer
 one, naming both versions: a trace from a newer flowproof may hold lanes this one cannot serve,
 and half-serving it would turn a test green for the wrong reason.
+
+`file_sha256` is the SHA-256 of the file as flowproof wrote it, with that value left empty. A
+turn's `request_sha256` vouches for its stored request only while the file is as written: a
+request edited by hand beside an unchanged digest would otherwise be served to the agent's
+old bytes unread, and the edit never judged. So a file whose digest no longer holds (edited,
+reformatted, or written without one) is read with `unedited` False, and replay reads every
+request of it (the verdict is the same; only the shortcut is lost).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +42,8 @@ from flowproof.trace.model import Lane, Trace
 
 FORMAT_VERSION = 5
 """Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""
+FILE_DIGEST = "file_sha256"
+_FILE_DIGEST_LINE = re.compile(r'^  "file_sha256": "([0-9a-f]{64})",$', re.MULTILINE)
 
 Document = dict[str, Any]
 
@@ -84,9 +95,26 @@ def encode(trace: Trace) -> str:
         "format_version": FORMAT_VERSION,
         "flowproof_version": trace.flowproof_version,
         "normalized_by_default": list(trace.normalized_by_default),
+        FILE_DIGEST: "",  # before `lanes`: the first `"file_sha256": ""` of the text is this one
         "lanes": lanes,
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    unsealed = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    empty = f'"{FILE_DIGEST}": ""'
+    return unsealed.replace(empty, f'"{FILE_DIGEST}": "{_file_digest(unsealed)}"', 1)
+
+
+def _file_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def is_unedited(text: str) -> bool:
+    """Whether `text` is a trace file as flowproof wrote it: its `file_sha256` holds."""
+    head = text[: text.find('"lanes"')]  # the field precedes the lanes: only the head is searched
+    found = _FILE_DIGEST_LINE.search(head)
+    if found is None:
+        return False
+    unsealed = text[: found.start(1)] + text[found.end(1) :]
+    return _file_digest(unsealed) == found.group(1)
 
 
 def _kind(name: str) -> LaneKind:
@@ -124,7 +152,12 @@ def decode(text: str, source: str) -> Trace:
         raise TraceError(
             f"{source}: malformed trace: {exc}; re-record it with `flowproof record`"
         ) from None
-    return Trace(lanes=lanes, flowproof_version=version, normalized_by_default=defaults)
+    return Trace(
+        lanes=lanes,
+        flowproof_version=version,
+        normalized_by_default=defaults,
+        unedited=is_unedited(text),
+    )
 
 
 def _facts(value: Any) -> tuple[str, ...]:

@@ -95,6 +95,10 @@ class Trace:
     """The facts normalised at record without being declared (`cwd`, `home`, `tmpdir`), which
     replay normalises again. A trace from before the defaults lists none: it is matched with
     its spec's declared facts alone, exactly as it was recorded."""
+    unedited: bool = field(default=True, compare=False)
+    """Whether the file is as flowproof wrote it (trace/codec.py `file_sha256`): only then do
+    its turns' request digests vouch for their stored requests, and replay may serve a request
+    by its bytes alone. A trace built in memory is as written."""
 
     @classmethod
     def from_turns(cls, turns: Sequence[Turn], flowproof_version: str) -> Trace:

@@ -118,3 +118,25 @@ def test_a_flow_with_a_mocked_tool_result_is_matched_by_reading_and_passes(
     replayed = flowproof("run", "specs", cwd=recorded, env=DEBUG)
     assert replayed.code == 0, replayed.output
     assert served_exactly(replayed.output) == (0, 3)
+
+
+def test_a_request_edited_by_hand_beside_its_digest_is_read_and_judged(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """The last turn's stored system prompt is edited in place, its `request_sha256` kept: the
+    agent's bytes still match that digest, but the file no longer matches its own
+    `file_sha256`, so every request is read, and the edit is judged as a divergence."""
+    write_itinerary(tmp_path)
+    upstream.script = list(SCRIPT)
+    assert record(tmp_path, upstream).code == 0
+    upstream.stop()
+    path = tmp_path / "specs" / "flow.trace.json"
+    before, system, after = path.read_text().rpartition("You are a travel assistant.")
+    assert system, "the agent's system prompt is in the trace"
+    path.write_text(before + "You are a booking assistant." + after)
+
+    replayed = flowproof("run", "specs", cwd=tmp_path, env=DEBUG)
+    assert replayed.code == 1, replayed.output
+    assert "booking assistant" in replayed.output, replayed.output
+    # Read from the first request on: none served by its bytes (the tenth diverged).
+    assert served_exactly(replayed.output) == (0, TURNS - 1)

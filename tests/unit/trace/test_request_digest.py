@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -111,3 +112,33 @@ def test_the_digest_is_pinned_to_its_documented_input() -> None:
         b"\0" * 7 + b"\x0bopenai_chat" + b"\0" * 7 + b"\x14/v1/chat/completions" + b"\0" * 8 + raw
     ).hexdigest()
     assert request_digest("openai_chat", "/v1/chat/completions", "", raw) == expected
+
+
+def test_a_trace_is_unedited_as_written_and_edited_after_any_change() -> None:
+    trace = Trace.from_turns([Turn("openai_chat", REQUEST, RESPONSE, DIGEST)], "0.1.0")
+    text = codec.encode(trace)
+    assert re.search(r'\n  "file_sha256": "[0-9a-f]{64}",\n  "lanes"', text)
+    assert codec.is_unedited(text) and codec.decode(text, "t.json").unedited
+    edited = text.replace('"content": "hi"', '"content": "hi!"')
+    assert edited != text and not codec.decode(edited, "t.json").unedited
+    reformatted = json.dumps(json.loads(text), indent=4)
+    assert not codec.decode(reformatted, "t.json").unedited
+    unsealed = json.dumps({k: v for k, v in json.loads(text).items() if k != "file_sha256"})
+    assert not codec.decode(unsealed, "t.json").unedited
+    # The edit is visible to nothing but the fast path: the turn still carries its digest.
+    assert codec.decode(edited, "t.json").turns[0].request_sha256 == DIGEST
+
+
+def test_an_edited_trace_builds_a_matcher_that_reads_every_request() -> None:
+    from flowproof.matching.match import TurnMatcher
+
+    trace = Trace.from_turns([Turn("openai_chat", REQUEST, RESPONSE, DIGEST)], "0.1.0")
+    edited = codec.decode(codec.encode(trace).replace('"hi"', '"hey"'), "t.json")
+    as_written = codec.decode(codec.encode(trace), "t.json")
+    assert (
+        TurnMatcher(as_written.turns, exact=as_written.unedited).claim_exact("openai_chat", DIGEST)
+        == 0
+    )
+    assert (
+        TurnMatcher(edited.turns, exact=edited.unedited).claim_exact("openai_chat", DIGEST) is None
+    )
