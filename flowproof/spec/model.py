@@ -179,7 +179,7 @@ class FlowSpec(_Strict):
     name: str = Field(min_length=1)
     """What the flow checks, in words; shown in every report."""
     app: Literal["agent"]
-    """The kind of system under test; `agent` is the only kind this build drives."""
+    """The kind of system under test; `agent` is the only kind flowproof drives."""
     agent: AgentSpec
     tools: list[ToolSpec] = []
     mcp: list[McpServerSpec] = []
