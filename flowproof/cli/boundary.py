@@ -23,10 +23,8 @@ from typing import Any
 
 import click
 
-from flowproof.cli.output import out
 from flowproof.distribution import refuse_a_second_flowproof
 from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
-from flowproof.redaction import REDACT
 
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
 TRACEBACK_FILE = "traceback.txt"
@@ -57,7 +55,7 @@ class GuardedGroup(click.Group):
         # first. On Windows the command driver cannot start an agent (it needs a POSIX shell
         # and process groups), so stop before anything runs rather than fail mid-flow.
         if sys.platform == "win32":
-            out(WINDOWS_UNSUPPORTED)
+            _say(WINDOWS_UNSUPPORTED)
             sys.exit(EXIT_CONFIG)
         # before click parses anything, so `--version` is refused too: with the other
         # project's `flowproof` installed alongside, even the version printed may be theirs
@@ -70,24 +68,34 @@ class GuardedGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except FlowproofError as exc:
-            out(f"error: {exc}")
+            _say(f"error: {exc}")
             sys.exit(EXIT_CONFIG)
         except Exception as exc:  # noqa: BLE001 - this is the boundary for everything else
             _crashed(ctx, exc)
             sys.exit(EXIT_INTERNAL)
 
 
+def _say(text: str) -> None:
+    # The printer (and the redactor it goes through) is loaded only when there is something
+    # to say: `flowproof --version` passes this boundary, and its start-up is a target.
+    from flowproof.cli.output import out
+
+    out(text)
+
+
 def _crashed(ctx: click.Context, error: Exception) -> None:
+    from flowproof.redaction import REDACT
+
     # A traceback may quote a key or a declared secret; it goes through the same redactor.
     details = REDACT("".join(traceback.format_exception(error)))
     saved = _save(_crash_dir(ctx), details)
     where = f"its traceback is in {saved}" if saved else "its traceback could not be saved"
-    out(
+    _say(
         f"flowproof: internal error ({one_line(error)}); this is a bug in flowproof, not in "
         f"your agent or spec: {where}; {DEBUG_VARIABLE}=1 prints it"
     )
     if os.environ.get(DEBUG_VARIABLE):
-        out(details.rstrip("\n"))
+        _say(details.rstrip("\n"))
 
 
 def _crash_dir(ctx: click.Context) -> Path:
