@@ -9,27 +9,8 @@ the loop, so vcrpy can drive it inside one pytest session.
 import json
 import os
 
+from itinerary import SYSTEM, TOOLS, lookup  # bench/, the script's directory
 from openai import OpenAI
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look up one step of the itinerary",
-            "parameters": {
-                "type": "object",
-                "properties": {"step": {"type": "integer"}},
-                "required": ["step"],
-            },
-        },
-    }
-]
-SYSTEM = "You are a travel assistant. Use the lookup tool until the itinerary is complete."
-
-
-def lookup(step):
-    return {"step": step, "leg": f"NBO-{step:02d}", "ok": True}
 
 
 def run(client, prompt, *, stream=False):

@@ -7,25 +7,7 @@ import json
 import os
 import urllib.request
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look up one step of the itinerary",
-            "parameters": {
-                "type": "object",
-                "properties": {"step": {"type": "integer"}},
-                "required": ["step"],
-            },
-        },
-    }
-]
-SYSTEM = "You are a travel assistant. Use the lookup tool until the itinerary is complete."
-
-
-def lookup(step):
-    return {"step": step, "leg": f"NBO-{step:02d}", "ok": True}
+from itinerary import SYSTEM, TOOLS, lookup  # bench/, the script's directory
 
 
 def complete(base_url, key, messages):

@@ -28,12 +28,12 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: this checkout's bench and tests packages
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.lib import fixtures
 from bench.lib.measure import PYTHON, ROOT, bench_env
 
 VERSION = "0.23.28"
 VENV = Path(os.environ.get("BENCH_PEER_VENV", "/tmp/peer"))
 AGENT = ROOT / "bench" / "agent_stdlib.py"
-PROMPT = "Plan my trip to Nairobi, one lookup per leg."
 
 
 @dataclass(frozen=True)
@@ -126,19 +126,8 @@ class LoopbackNamespace:
 
 
 def spec_text(title: str, turns: int) -> str:
-    """One spec both engines accept."""
-    return f"""\
-name: {title}
-app: agent
-agent:
-  command: "{PYTHON} -S {AGENT}"
-tools:
-  - name: lookup
-steps:
-  - prompt: {PROMPT}
-  - assert_tool_call: lookup where step equals {turns - 2}
-  - assert: reply contains booked
-"""
+    """One spec both engines accept: the bench's flow, run by the stdlib agent."""
+    return fixtures.spec_text(title, turns, f"{PYTHON} -S {AGENT}")
 
 
 def write_specs(directory: Path, flows: int, turns: int) -> list[Path]:
