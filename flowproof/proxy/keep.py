@@ -17,7 +17,7 @@ from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend, ModelCall
 from flowproof.proxy.forward import recorded_digest
-from flowproof.proxy.replay import matchable, served
+from flowproof.proxy.replay import served
 from flowproof.traffic import Answer, Traffic
 
 
@@ -39,17 +39,18 @@ class KeepMatchingBackend:
     async def answer(self, call: ModelCall) -> Answer:
         dialect, request = call.dialect, call.body
         try:
-            normalized = matchable(dialect, request, self.mocks, self.normalizer)
+            substituted = dialect.substitute_tool_results(request, self.mocks)
         except ToolResultsExhausted:
-            normalized = None  # the forward backend says why
-        index = None if normalized is None else self.kept.claim(dialect.name, normalized)
+            return await self.forward.answer(call)  # which says why
+        # As replay matches (replay.matchable), from the one substitution the digest reads too.
+        normalized = self.normalizer.to_placeholders(substituted)
+        index = self.kept.claim(dialect.name, normalized)
         if index is None:
             return await self.forward.answer(call)
         self.traffic.kept.add(len(self.traffic.turns))
         answer = served(dialect, normalized, self.kept.turns[index], self.normalizer)
         # The kept turn is this recording's: it keeps the digest of the bytes sent now, taken
         # as record takes it (mocks substituted into the same body the match read).
-        substituted = dialect.substitute_tool_results(request, self.mocks)
         digest = recorded_digest(call, substituted)
         assert answer.turn is not None  # served() always names the turn it served
         return replace(answer, turn=replace(answer.turn, request_sha256=digest))
