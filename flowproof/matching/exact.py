@@ -22,6 +22,7 @@ Whatever fails a condition goes to the slow path, unchanged; the verdict is the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -49,10 +50,17 @@ def request_digest(dialect: str, path: str, query: str, raw: bytes) -> str:
     """The digest record stores and replay looks up: the dialect's name, the path (capability
     off) and query string as the route reads them, and the body's bytes. Each part but the
     last is length-prefixed, so no two different requests run together into the same input."""
-    parts = [part.encode("utf-8", "surrogateescape") for part in (dialect, path, query)]
-    digest = hashlib.sha256(b"".join(len(part).to_bytes(8, "big") + part for part in parts))
+    digest = _digest_of_route(dialect, path, query).copy()
     digest.update(raw)
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _digest_of_route(dialect: str, path: str, query: str) -> hashlib._Hash:
+    """The digest's state after the parts before the body: an agent sends its calls to a
+    path or two, so this is hashed once and copied for each request."""
+    parts = [part.encode("utf-8", "surrogateescape") for part in (dialect, path, query)]
+    return hashlib.sha256(b"".join(len(part).to_bytes(8, "big") + part for part in parts))
 
 
 def is_digest(text: str) -> bool:

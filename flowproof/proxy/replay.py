@@ -66,23 +66,22 @@ class ReplayBackend:
         )
         if index is None:
             return None
-        recorded = self.matcher.turns[index]
         self.served_exact += 1
-        # The slow path's entry is Turn(dialect, the request as matched, the recorded
-        # response); the request as matched is the recorded request (exact.py), so the turn is
-        # the recorded one without its digest, as a replayed turn never carries one.
-        turn = Turn(recorded.dialect, recorded.request, recorded.response)
-        return Served(turn, self._rendered(call, recorded))
+        return self._served(call, self.matcher.turns[index])
 
-    def _rendered(self, call: RawCall, recorded: Turn) -> Response:
-        """The response for `recorded` to these bytes, rendered on its first serve and kept
+    def _served(self, call: RawCall, recorded: Turn) -> Served:
+        """What serving `recorded` to these bytes gives, worked out on its first serve and kept
         on the turn: it depends only on the bytes (the turn's digest) and on today's values."""
 
-        def render() -> Response:
+        def serve() -> Served:
+            # The slow path's entry is Turn(dialect, the request as matched, the recorded
+            # response); the request as matched is the recorded request (exact.py), so the
+            # turn is the recorded one without its digest, as a replayed turn never carries one.
+            turn = Turn(recorded.dialect, recorded.request, recorded.response)
             answer = self.normalizer.from_placeholders(recorded.response)
-            return rendered_for_bytes(call, answer)
+            return Served(turn, rendered_for_bytes(call, answer))
 
-        return remembered(recorded, self.normalizer, render)
+        return remembered(recorded, self.normalizer, serve)
 
     async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;
