@@ -77,8 +77,9 @@ class AuditSince(_Model):
     added: list[AuditControl]
     """Controls first evidenced after the baseline, as they are today."""
     removed: list[AuditControl]
-    """Controls of the baseline that the latest run did not evidence, each with its last
-    verdict and the run that gave it. Empty when no run followed the baseline."""
+    """Controls that the baseline run or a run since evidenced and the latest run did not,
+    each with its last verdict and the run that gave it. Empty when the baseline is the
+    latest run."""
     changed: list[VerdictChange]
     """Controls whose verdict changed (was → now); a removed control is not listed here."""
 

@@ -6,11 +6,11 @@ control's latest verdict among the runs up to and including it (the same rule as
 so a control a partial run left out keeps its earlier verdict). Against today's table:
 
 - added: controls today's table has and the baseline's had not (first evidenced since);
-- removed: controls of the baseline that the latest run did not evidence (its spec is gone, its
-  flow no longer declares `control:`, or the latest run did not run that spec). Today's table
-  still shows their last verdict, as it always has; a run's record cannot tell a deleted spec
-  from one it was not asked to run, so compare runs of the whole suite. With no run since the
-  baseline, nothing is removed;
+- removed: controls that the baseline run, or a run since, evidenced and the latest run did not
+  (its spec is gone, its flow no longer declares `control:`, or the latest run did not run that
+  spec). Today's table still shows their last verdict, as it always has; a run's record cannot
+  tell a deleted spec from one it was not asked to run, so compare runs of the whole suite. A
+  control the baseline run had already left out is not removed since: it was gone before;
 - verdict changed: controls in both whose verdict differs, was → now (a removed control is
   listed as removed only).
 
@@ -51,8 +51,8 @@ class Changes:
     added: tuple[ControlRow, ...]
     """Today's rows of the controls first evidenced after the baseline."""
     removed: tuple[ControlRow, ...]
-    """Today's rows (the last verdict, and the run that gave it) of the baseline's controls the
-    latest run did not evidence."""
+    """Today's rows (the last verdict, and the run that gave it) of the controls the baseline
+    run or a run since evidenced, and the latest run did not."""
     changed: tuple[Change, ...]
 
     @property
@@ -110,9 +110,16 @@ def compare(
     control id); `baseline` and `latest` are the run ids of the baseline run and the latest run,
     `baseline_at` when the baseline started."""
     was = {row.id: row for row in then}
-    since_baseline = latest != baseline
     added = tuple(row for row in now if row.id not in was)
-    removed = tuple(row for row in now if row.id in was and since_baseline and row.run_id != latest)
+    removed = tuple(
+        row
+        for row in now
+        if row.id in was
+        and row.run_id != latest
+        # Evidenced by the baseline run or a run since: a control the baseline run itself had
+        # already left out was gone (or not run) before the baseline, not since.
+        and (row.run_id != was[row.id].run_id or row.run_id == baseline)
+    )
     gone = {row.id for row in removed}
     changed = tuple(
         Change(was[row.id], row)
