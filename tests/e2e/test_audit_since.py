@@ -236,3 +236,14 @@ def test_json_names_a_changed_verdict_and_without_since_a_null_since(history: Hi
     plain = history.audit("--json")
     assert json.loads(plain.stdout)["since"] is None
     assert plain.code == 0
+
+
+def test_json_is_redacted_as_the_text_is(history: History) -> None:
+    # A record key flowproof hides from everything it prints, here equal to a control id.
+    result = history.audit(
+        "--json", "--since", history.runs[2]["run_id"], OPENAI_API_KEY="sec.refunds"
+    )
+    assert "sec.refunds" not in result.stdout and "sec.refunds" not in result.stderr
+    document = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    assert document["since"]["changed"][0]["id"] == "[redacted OPENAI_API_KEY]"
