@@ -78,7 +78,7 @@ def baseline_index(records: Sequence[RunRecord], since: str, where: str) -> int:
     if not started:
         first = (
             f"the first of its {len(records)} runs, {records[0].run_id}, started at "
-            f"{records[0].started_at}"
+            f"{records[0].started_at} (the run ids are the directory names: `ls {where}`)"
             if records
             else "it holds no run records"
         )

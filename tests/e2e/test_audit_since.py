@@ -186,7 +186,7 @@ def test_a_date_before_every_run_is_a_usage_error(history: History) -> None:
     assert result.stderr == (
         "error: --since '2020-01-01': no run under .flowproof/runs started at or before "
         f"2020-01-01T00:00:00+00:00; the first of its 4 runs, {first['run_id']}, started at "
-        f"{first['started_at']}\n"
+        f"{first['started_at']} (the run ids are the directory names: `ls .flowproof/runs`)\n"
     )
     assert result.stdout == ""  # no half a document
 

@@ -155,7 +155,7 @@ def test_a_date_before_every_run_says_when_the_first_started() -> None:
     assert str(raised.value) == (
         "--since '2026-11-28': no run under ci/runs started at or before "
         "2026-11-28T00:00:00+00:00; the first of its 3 runs, 20261129T100000Z-aaaaaa, "
-        "started at 2026-11-29T10:00:00Z"
+        "started at 2026-11-29T10:00:00Z (the run ids are the directory names: `ls ci/runs`)"
     )
 
 
