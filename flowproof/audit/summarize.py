@@ -6,11 +6,16 @@ contained: a pass that nothing enforced is not the same evidence as a certified 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from flowproof.runrecord.model import ControlRecord, FlowRecord, RunRecord
+from flowproof.runrecord.model import ControlRecord, FlowRecord, FlowVerdict, RunRecord
 from flowproof.runrecord.store import RECORD_FILE, load_run_record
+
+if TYPE_CHECKING:
+    from flowproof.audit.since import Changes
 
 CONTAINED = "contained"
 
@@ -18,7 +23,7 @@ CONTAINED = "contained"
 @dataclass(frozen=True, slots=True)
 class ControlRow:
     id: str
-    verdict: str
+    verdict: FlowVerdict
     lanes: tuple[str, ...]
     containment: str
     run_id: str
@@ -36,16 +41,27 @@ class ControlRow:
         return ""
 
 
-def summarize(runs_dir: Path) -> tuple[list[ControlRow], int]:
-    """(rows sorted by control id, number of run records read)."""
-    records = sorted(runs_dir.glob(f"*/{RECORD_FILE}")) if runs_dir.is_dir() else []
+def load_runs(runs_dir: Path) -> list[RunRecord]:
+    """Every run record under `runs_dir`, oldest first (run ids sort by time)."""
+    paths = sorted(runs_dir.glob(f"*/{RECORD_FILE}")) if runs_dir.is_dir() else []
+    return [load_run_record(path) for path in paths]
+
+
+def latest_rows(records: Sequence[RunRecord]) -> list[ControlRow]:
+    """Each control's row from the last of `records` (oldest first) that evidences it, sorted
+    by control id."""
     latest: dict[str, ControlRow] = {}
-    for path in records:  # run ids sort by time, so later records overwrite earlier ones
-        record = load_run_record(path)
+    for record in records:  # later records overwrite earlier ones
         for flow in record.flows:
             if flow.control:
                 latest[flow.control.id] = _row(record, flow, flow.control)
-    return [latest[key] for key in sorted(latest)], len(records)
+    return [latest[key] for key in sorted(latest)]
+
+
+def summarize(runs_dir: Path) -> tuple[list[ControlRow], int]:
+    """(rows sorted by control id, number of run records read)."""
+    records = load_runs(runs_dir)
+    return latest_rows(records), len(records)
 
 
 def _row(record: RunRecord, flow: FlowRecord, control: ControlRecord) -> ControlRow:
@@ -61,8 +77,9 @@ def _row(record: RunRecord, flow: FlowRecord, control: ControlRecord) -> Control
     )
 
 
-def render(rows: list[ControlRow], runs: int, template: str) -> str:
-    """The summary through the report package's jinja2 environment (same escaping rules)."""
+def render(rows: list[ControlRow], runs: int, template: str, changes: Changes | None = None) -> str:
+    """The summary (and, with `--since`, what changed) through the report package's jinja2
+    environment (same escaping rules)."""
     from flowproof.report.render import environment
 
-    return environment().get_template(template).render(rows=rows, runs=runs)
+    return environment().get_template(template).render(rows=rows, runs=runs, changes=changes)

@@ -310,11 +310,27 @@ def report(
 @click.option("--runs-dir", "--runs", "runs_dir", default=None, metavar="DIR", help=RUNS_DIR_HELP)
 @click.option("--html", default=None, metavar="FILE", help="Also write the summary as HTML.")
 @click.option("--markdown", default=None, metavar="FILE", help="Also write it as markdown.")
-def audit(runs_dir: str | None, html: str | None, markdown: str | None) -> None:
+@click.option(
+    "--since",
+    default=None,
+    metavar="RUN_ID|DATE",
+    help="Also show the controls added, removed and whose verdict changed since that run, or "
+    "since the last run at or before DATE (ISO 8601: 2026-12-01, 2026-12-01T08:00:00Z).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as one JSON document on stdout (docs/schemas/audit.schema.json); "
+    "the text still goes to stderr.",
+)
+def audit(
+    runs_dir: str | None, html: str | None, markdown: str | None, since: str | None, as_json: bool
+) -> None:
     """The latest verdict of every control (`control: <id>` flows) across run records."""
     from flowproof.cli.audit import audit_command
 
-    audit_command(runs_dir, html, markdown)
+    audit_command(runs_dir, html, markdown, since, as_json)
 
 
 @main.group()

@@ -5,7 +5,9 @@ live mention, HTML or issue link in it."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from flowproof.audit.since import Changes, compare
 from flowproof.audit.summarize import ControlRow, render
 
 HOSTILE = "@octocat <img src=x> #1"
@@ -46,3 +48,43 @@ def test_a_hostile_row_stays_one_inert_table_row() -> None:
     )
     prose = outside_code(row)
     assert not re.search(r"(?<!\\)[@<#]", prose), prose  # no mention, HTML or issue link
+
+
+def since_r1(now: list[ControlRow]) -> Changes:
+    """Today's `now` against a baseline run r1 whose table held the hostile row, passing."""
+    return compare(
+        [replace(hostile_row(), verdict="pass", run_id="r1")],
+        now,
+        baseline="r1",
+        baseline_at="2026-11-28T09:00:00Z",
+        latest="r2",
+    )
+
+
+def test_what_changed_since_a_run_is_escaped_as_the_table_is() -> None:
+    failed = replace(hostile_row(), run_id="r2")
+    added = replace(hostile_row(), id=f"{HOSTILE} new", verdict="pass", run_id="r2")
+    text = render([failed, added], 2, "audit.md.j2", since_r1([failed, added]))
+    section = text[text.index("### Since run `r1` (2026-11-28T09:00:00Z)") :]
+    assert "#### Added (1)\n\n- `@octocat <img src=x> #1 new`: ✅ pass (run `r2`)\n" in section
+    assert "#### Removed (0)\n\n- none\n" in section
+    assert (
+        "#### Verdict changed, was → now (1)\n\n"
+        "- `@octocat <img src=x> #1 | sec.x ::warning line`: pass → ❌ fail (run `r1` → run `r2`)\n"
+    ) in section
+    headings = [line for line in section.splitlines() if line.startswith("#")]
+    assert len(headings) == 4, headings  # no line break in an id started a line of its own
+    prose = outside_code(section.replace("####", "").replace("###", ""))
+    assert not re.search(r"(?<!\\)[@<#]", prose), prose
+
+
+def test_a_control_the_latest_run_did_not_evidence_is_removed_in_the_html() -> None:
+    stale = replace(hostile_row(), verdict="pass", run_id="r1")
+    html = render([stale], 2, "audit.html.j2", since_r1([stale]))
+    removed = html[html.index('<ul class="removed">') : html.index('<ul class="changed">')]
+    assert (
+        "<li><code>@octocat &lt;img src=x&gt; #1 | sec.x\n::warning line</code>: not evidenced by "
+        'the latest run; last <span class="pass">pass</span>'
+    ) in removed
+    assert "<img" not in html
+    assert '<ul class="added">\n  <li class="note">none</li>' in html
