@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 from tests.conftest import ROOT, CliResult, agent_command, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
 from tests.e2e.test_redaction import write_echo_spec
+from tests.e2e.test_supervision import StallingUpstream, start_flowproof, wait_until
 from tests.upstream.scripted import ScriptedUpstream
 
 pytestmark = pytest.mark.e2e
@@ -102,6 +104,30 @@ def test_record_prints_its_run_record_and_no_key(
     assert record["mode"] == "record"
     assert record["flows"][0]["trace"] == "specs/booking.trace.json"
     assert KEY not in result.output
+
+
+def test_an_interrupted_record_still_prints_its_run_record(tmp_path: Path) -> None:
+    write_spec(tmp_path, timeout=60)
+    stalling = StallingUpstream()
+    stalling.stall = True  # the model call is in flight when the signal comes
+    stalling.start()
+    try:
+        process = start_flowproof("record", "specs", "--json", cwd=tmp_path, upstream=stalling)
+        try:
+            wait_until(lambda: stalling.received)
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=30)
+        finally:
+            process.kill()
+            process.wait()
+    finally:
+        stalling.released.set()
+        stalling.stop()
+    assert process.returncode == 130, stderr
+    record = document(CliResult(130, stdout, stderr), "run-record")
+    assert record["exit_code"] == 130
+    assert [flow["interrupted"] for flow in record["flows"]] == ["SIGINT"]
+    assert "interrupted by SIGINT" in stderr
 
 
 def test_a_config_error_is_an_error_document_with_exit_2(tmp_path: Path) -> None:
