@@ -13,7 +13,10 @@ from flowproof.cli.output import emit, json_wanted, out
 from flowproof.errors import RunRecordError
 from flowproof.runrecord.store import RECORD_FILE, latest_run, load_run_record, run_ids, runs_dir
 
-NO_OUTPUT = "give at least one report to write: --html FILE, --markdown FILE or --junit FILE"
+NO_OUTPUT = (
+    "give at least one report to write: --html FILE, --markdown FILE or --junit FILE "
+    "(or --json, to print what the run record holds)"
+)
 
 
 def report_command(
@@ -25,8 +28,8 @@ def report_command(
 ) -> None:
     """Exit 0 with every asked-for file written; 2 (with a message) when a run record cannot
     be found or read, or a file cannot be written; a usage error when no output is given
-    (--json is one).
-    Several `runs` (the shards of a suite) are merged into one record first."""
+    (`--json` is one: it prints what was read and written). Several `runs` (the shards of a
+    suite) are merged into one record first."""
     if not (html or markdown or junit or json_wanted()):
         raise click.UsageError(NO_OUTPUT)
     from flowproof.report.render import write_reports
@@ -47,7 +50,12 @@ def report_command(
     if json_wanted():
         from flowproof.cli.documents import report_document
 
-        emit(report_document(record, paths, written))
+        emit(report_document(record, [_record_file(path) for path in paths], written))
+
+
+def _record_file(path: Path) -> Path:
+    """The report.json a RUN given as a run directory names."""
+    return path / RECORD_FILE if path.is_dir() else path
 
 
 def resolve_run(run: str | None, root: Path) -> Path:

@@ -241,6 +241,19 @@ def test_report_says_what_it_wrote(recorded: Path) -> None:
     assert (recorded / "out.html").is_file()
 
 
+def test_report_merge_names_every_shard_read(recorded: Path) -> None:
+    runs = recorded / "shards"
+    for _ in range(2):
+        assert flowproof("run", "specs", "--runs-dir", "shards", cwd=recorded).code == 0
+    shards = sorted(str(path.relative_to(recorded)) for path in runs.iterdir())
+    result = flowproof("report", "--merge", *shards, "--json", cwd=recorded)
+    assert result.code == 0, result.output
+    report = document(result, "report")
+    assert report["merged"] is True
+    assert report["sources"] == [f"{shard}/report.json" for shard in shards]
+    assert report["flows"]["passed"] == 2
+
+
 def test_report_json_alone_writes_nothing_and_needs_no_file(recorded: Path) -> None:
     assert flowproof("run", "specs", cwd=recorded).code == 0
     plain = flowproof("report", cwd=recorded)
