@@ -49,6 +49,27 @@ def _runs_dir_option(command: Any) -> Any:
     )
 
 
+def _json_option(command: Any) -> Any:
+    """`--json`: the command's result as one JSON document on stdout, human text on stderr
+    (cli/output.py). Eager, so it is on before any other option can fail."""
+    return click.option(
+        "--json",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_use_json,
+        help="Print the result as one JSON document on stdout (docs/json.md); the human text "
+        "stays on stderr and the exit code is the same.",
+    )(command)
+
+
+def _use_json(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    from flowproof.cli.output import use_json
+
+    use_json(value)
+    return value
+
+
 def _jobs_option(default_help: str) -> Callable[[Any], Any]:
     return click.option(
         "-j",
@@ -99,6 +120,7 @@ def init(command: str | None, no_doctor: bool) -> None:
 @_runs_dir_option
 @_jobs_option("default: the number of CPUs")
 @_shard_option
+@_json_option
 def run(
     paths: tuple[str, ...],
     html: str | None,
@@ -156,6 +178,7 @@ def _cpus() -> int:
 @_runs_dir_option
 @_jobs_option("default: 1, one flow at a time against the real model")
 @_shard_option
+@_json_option
 def record(
     paths: tuple[str, ...],
     show_diff: bool,
@@ -250,6 +273,7 @@ def suggest(spec: str, write: bool) -> None:
     help="Set a variable in the agent's environment, last, like a spec's agent.env; the value "
     "may use ${VAR} and ${flowproof.*} handles (repeatable).",
 )
+@_json_option
 def doctor(
     command: str,
     prompt: str | None,
@@ -284,6 +308,7 @@ def doctor(
     "--junit", default=None, metavar="FILE", help="Write JUnit XML (one testcase per flow) to FILE."
 )
 @_runs_dir_option
+@_json_option
 def report(
     runs: tuple[str, ...],
     merge: bool,
@@ -340,6 +365,7 @@ def trace() -> None:
 
 @trace.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@_json_option
 def trace_lint(paths: tuple[str, ...]) -> None:
     """Fail (exit 1) on what must never be committed in the traces under PATHS (default:
     specs/): provider keys, tokens, private keys, header-like keys, home paths, declared

@@ -8,6 +8,12 @@
 Before any of that, the package index's other `flowproof` installed in the same environment
 stops the command with exit 2 (flowproof/distribution.py).
 
+Under `--json` each of these also writes the command's one JSON document on stdout, unless the
+command wrote its own first: `{"error": {"kind": "usage" | "config" | "internal", ...}}`
+(docs/schemas/error.schema.json), the human text staying on stderr and the exit code the same.
+`--json` counts from the moment it is on the command line, so a usage error click finds before
+any option is read gets its document too.
+
 No traceback reaches a user unasked: an internal error is reported as one, with the place its
 details were kept, so a bug report can carry them.
 """
@@ -19,7 +25,7 @@ import sys
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -29,6 +35,8 @@ from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
 TRACEBACK_FILE = "traceback.txt"
 _CRASH_DIR = "flowproof.crash_dir"
+_ARGS = "flowproof.args"
+JSON_FLAG = "--json"
 
 
 def keep_crash_details_in(directory: Path) -> None:
@@ -62,17 +70,59 @@ class GuardedGroup(click.Group):
         refuse_a_second_flowproof()
         return super().main(*args, **kwargs)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Kept before click reads them: a subcommand's unknown option fails before its
+        # `--json` is read, and its error is still owed a JSON document.
+        ctx.meta.setdefault(_ARGS, list(args))
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+        except click.exceptions.ClickException as exc:
+            if not _json_wanted(ctx):
+                raise
+            exc.show()
+            _error_document("usage", exc, exc.exit_code)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.Abort):
             raise
         except FlowproofError as exc:
             _say(f"error: {exc}")
+            if _json_wanted(ctx):
+                _error_document("config", exc, EXIT_CONFIG)
             sys.exit(EXIT_CONFIG)
         except Exception as exc:  # noqa: BLE001 - this is the boundary for everything else
-            _crashed(ctx, exc)
+            saved = _crashed(ctx, exc)
+            if _json_wanted(ctx):
+                _error_document("internal", exc, EXIT_INTERNAL, saved)
             sys.exit(EXIT_INTERNAL)
+
+
+def _json_wanted(ctx: click.Context) -> bool:
+    """`--json` was read, or is on the command line before any `--` (a usage error click
+    finds first, an unknown option, comes before any option is read)."""
+    from flowproof.cli.output import json_wanted
+
+    if json_wanted():
+        return True
+    args = ctx.meta.get(_ARGS, [])
+    given = args[: args.index("--")] if "--" in args else args
+    return JSON_FLAG in given
+
+
+def _error_document(
+    kind: Literal["usage", "config", "internal"],
+    error: Exception,
+    exit_code: int,
+    saved: Path | None = None,
+) -> None:
+    """The command's JSON document when it ended in an error, unless it wrote its own."""
+    from flowproof.cli.documents import error_document
+    from flowproof.cli.output import emit, emitted
+
+    if not emitted():
+        emit(error_document(kind, error, exit_code, saved))
 
 
 def _say(text: str) -> None:
@@ -83,7 +133,8 @@ def _say(text: str) -> None:
     out(text)
 
 
-def _crashed(ctx: click.Context, error: Exception) -> None:
+def _crashed(ctx: click.Context, error: Exception) -> Path | None:
+    """Says so on stderr; returns where the traceback was saved."""
     from flowproof.redaction import REDACT
 
     # A traceback may quote a key or a declared secret; it goes through the same redactor.
@@ -96,6 +147,7 @@ def _crashed(ctx: click.Context, error: Exception) -> None:
     )
     if os.environ.get(DEBUG_VARIABLE):
         _say(details.rstrip("\n"))
+    return saved
 
 
 def _crash_dir(ctx: click.Context) -> Path:

@@ -1,6 +1,7 @@
 """`flowproof doctor --agent CMD [--env NAME=VALUE] [--mcp NAME] [--mcp-url NAME]`: report the
 model requests and MCP contacts an agent sends, and what in them would stop a trace from
-replaying; no key needed."""
+replaying; no key needed. With `--json`, the same as one document on stdout
+(docs/schemas/doctor.schema.json)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import sys
 
 import click
 
-from flowproof.cli.output import out
-from flowproof.containment.probe import containment_report
+from flowproof.cli.output import emit, json_wanted, out
+from flowproof.containment.probe import capability, containment_report
 from flowproof.engine.doctor import DEFAULT_PROMPT, DEFAULT_TIMEOUT, run_doctor
 from flowproof.spec.model import MCP_NAME
 
@@ -35,7 +36,12 @@ def run_doctor_command(
     out(containment_report())
     # Exit 1 on zero model requests, or on a named MCP server never reached, so a setup script
     # can stop on it; anything else is 0 (what arrived, not whether the wiring is complete).
-    sys.exit(0 if report.arrived and not report.mcp_missed else 1)
+    exit_code = 0 if report.arrived and not report.mcp_missed else 1
+    if json_wanted():
+        from flowproof.cli.documents import doctor_document
+
+        emit(doctor_document(report, capability(), exit_code))
+    sys.exit(exit_code)
 
 
 def _check_names(mcp: tuple[str, ...], mcp_url: tuple[str, ...]) -> None:

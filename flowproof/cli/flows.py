@@ -1,4 +1,6 @@
-"""`flowproof run` and `flowproof record`: find the specs, run each flow, print, exit.
+"""`flowproof run` and `flowproof record`: find the specs, run each flow, print, exit. With
+`--json`, the run record is also printed on stdout, as written
+(docs/schemas/run-record.schema.json).
 
 SIGINT, SIGTERM and SIGHUP interrupt the run rather than kill it: the flow in progress is
 cancelled, which stops its agent's whole tree and abandons the upstream calls in flight; the
@@ -22,7 +24,7 @@ from pathlib import Path
 from flowproof import __version__
 from flowproof._tasks import create_task
 from flowproof.cli.boundary import keep_crash_details_in, one_line
-from flowproof.cli.output import out
+from flowproof.cli.output import emit, json_wanted, out
 from flowproof.cli.publish import publish
 from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
@@ -130,9 +132,13 @@ def run_flows(
     out(summary_line(record))
     record_path = write_run_record(record, root, REDACT)
     out(f"run record: {record_path}")
-    # Reports are rendered from the record as written (redacted), never from the live run.
-    publish(load_run_record(record_path), reports or {})
+    # Reports are rendered from the record as written (redacted), never from the live run;
+    # so is the JSON document: the record itself, as written.
+    written = load_run_record(record_path)
+    publish(written, reports or {})
     prune_runs(root, keep, run_id)
+    if json_wanted():
+        emit(written.model_dump(mode="json"))
     sys.exit(run.exit_code)
 
 

@@ -5,6 +5,7 @@ with the patterns and reviewed exceptions of the nearest `flowproof.yaml` and th
 variables its spec's `assert_no_secret_leak` declares, when they are set. A trace beside no
 spec (an orphan nobody replays) is a finding too; a spec without a trace is reported, not
 counted (`run` fails it anyway). Exit 0 clean, 1 on findings, 2 when a file cannot be read.
+With `--json`, the findings are also one document on stdout (docs/schemas/trace-lint.schema.json).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from flowproof.assertions.secrets import SecretLeakAssertion
-from flowproof.cli.output import out
+from flowproof.cli.output import emit, json_wanted, out
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED, ConfigError
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SPEC_SUFFIXES, find_suite, is_spec_file, refuse_shared_trace
@@ -47,7 +48,12 @@ def lint_command(paths: tuple[str, ...]) -> None:
     count = len(findings)
     shown = f"{plural(len(traces), 'trace')}, {plural(count, 'finding')}"
     out(f"\ntrace lint: {shown}")
-    sys.exit(EXIT_FAILED if findings else EXIT_PASSED)
+    exit_code = EXIT_FAILED if findings else EXIT_PASSED
+    if json_wanted():
+        from flowproof.cli.documents import lint_document
+
+        emit(lint_document(traces, findings, without, exit_code))
+    sys.exit(exit_code)
 
 
 def _lint_one(trace: Path) -> list[Finding]:
