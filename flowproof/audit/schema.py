@@ -114,10 +114,6 @@ def audit_document(
     )
 
 
-def dump(document: AuditDocument) -> str:
-    return json.dumps(document.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-
-
 def _control(row: ControlRow) -> AuditControl:
     return AuditControl(
         id=row.id,

@@ -342,20 +342,12 @@ def report(
     help="Also show the controls added, removed and whose verdict changed since that run, or "
     "since the last run at or before DATE (ISO 8601: 2026-12-01, 2026-12-01T08:00:00Z).",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the summary as one JSON document on stdout (docs/schemas/audit.schema.json); "
-    "the text still goes to stderr.",
-)
-def audit(
-    runs_dir: str | None, html: str | None, markdown: str | None, since: str | None, as_json: bool
-) -> None:
+@_json_option
+def audit(runs_dir: str | None, html: str | None, markdown: str | None, since: str | None) -> None:
     """The latest verdict of every control (`control: <id>` flows) across run records."""
     from flowproof.cli.audit import audit_command
 
-    audit_command(runs_dir, html, markdown, since, as_json)
+    audit_command(runs_dir, html, markdown, since)
 
 
 @main.group()

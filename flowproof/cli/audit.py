@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flowproof.audit.since import Changes, baseline_index, compare
 from flowproof.audit.summarize import ControlRow, latest_rows, load_runs, render
-from flowproof.cli.output import out
+from flowproof.cli.output import emit, json_wanted, out
 from flowproof.files import write_text_atomic
 from flowproof.runrecord.model import RunRecord
 from flowproof.runrecord.store import runs_dir
@@ -22,7 +22,6 @@ def audit_command(
     html: str | None,
     markdown: str | None,
     since: str | None = None,
-    as_json: bool = False,
 ) -> None:
     root = runs_dir(runs_dir_given, os.environ)
     records = load_runs(root)
@@ -32,10 +31,10 @@ def audit_command(
         write_text_atomic(Path(html), render(rows, len(records), "audit.html.j2", changes))
     if markdown:
         write_text_atomic(Path(markdown), render(rows, len(records), "audit.md.j2", changes))
-    if as_json:
-        from flowproof.audit.schema import audit_document, dump
+    if json_wanted():
+        from flowproof.audit.schema import audit_document
 
-        _emit_json(dump(audit_document(rows, len(records), str(root), changes)))
+        emit(audit_document(rows, len(records), str(root), changes).model_dump(mode="json"))
     _print_rows(rows, len(records), root)
     if changes:
         _print_changes(changes)
@@ -53,14 +52,6 @@ def _changes(records: list[RunRecord], rows: list[ControlRow], since: str, where
         baseline_at=records[index].started_at,
         latest=records[-1].run_id,
     )
-
-
-def _emit_json(text: str) -> None:
-    """The JSON document, alone on stdout (redacted like everything flowproof prints)."""
-    from flowproof.redaction import REDACT
-
-    sys.stdout.write(REDACT(text))
-    sys.stdout.flush()
 
 
 def _print_rows(rows: list[ControlRow], runs: int, root: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from flowproof.audit.schema import audit_document, dump, render_schema
+from flowproof.audit.schema import audit_document, render_schema
 from flowproof.audit.since import compare
 from tests.unit.audit.test_since import row
 
@@ -41,7 +41,7 @@ def document() -> dict:
     then = [row("sec.a", "pass", "r1"), row("sec.b", "pass", "r1")]
     now = [row("sec.a", "fail", "r2"), row("sec.b", "pass", "r1"), row("sec.c", "pass", "r2")]
     changes = compare(then, now, baseline="r1", baseline_at="t1", latest="r2")
-    result: dict = json.loads(dump(audit_document(now, 2, "runs", changes)))
+    result: dict = audit_document(now, 2, "runs", changes).model_dump(mode="json")
     return result
 
 
