@@ -16,11 +16,21 @@ INSTALL_HINT = (
 )
 
 
+FROZEN_HINT = (
+    "the standalone flowproof engine (the installer's, npm's) does not include the MCP server; "
+    "install the Python package with its extra instead: pip install 'flowproof-cli[mcp]'"
+)
+SERVER_MODULE = "flowproof.mcp_server.server"
+
+
 def serve_command(directory: str | None) -> None:
     try:
         from flowproof.mcp_server.server import serve
     except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] != "mcp":
+        name = exc.name or ""
+        if name == SERVER_MODULE:  # left out of the frozen engine (installer/pyinstaller)
+            raise ConfigError(FROZEN_HINT) from None
+        if name.split(".")[0] != "mcp":
             raise
         raise ConfigError(INSTALL_HINT) from None
     if directory is not None:
