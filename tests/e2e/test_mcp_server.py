@@ -19,7 +19,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import ROOT, agent_command
-from tests.e2e.booking import KEY, write_spec
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
+from tests.upstream.scripted import ScriptedUpstream
 
 pytestmark = pytest.mark.e2e
 
@@ -196,3 +197,25 @@ def test_without_the_sdk_flowproof_mcp_exits_2_saying_how_to_install_it(tmp_path
     assert result.returncode == 2, result.stderr
     assert "pip install 'flowproof-cli[mcp]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_record_with_an_upstream_writes_the_trace_and_answers_without_the_key(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    env = server_env(FLOWPROOF_AGENT_UPSTREAM=upstream.base_url, FLOWPROOF_AGENT_KEY=KEY)
+
+    async def body(call: Call, client: ClientSession) -> None:
+        recorded = await call("record_spec", {"path": "specs/booking.yaml"})
+        assert recorded["recorded"] is True, recorded
+        assert recorded["flow"]["mode"] == "record" and recorded["flow"]["passed"] is True
+        assert recorded["flow"]["trace"] == "specs/booking.trace.json"
+        assert KEY not in str(recorded)
+        replayed = await call("run_specs", {})
+        assert replayed["passed"] is True
+
+    session(tmp_path, env, body)
+    assert len(upstream.received) == 3  # recorded once; the replay asked the upstream nothing
+    trace = tmp_path / "specs" / "booking.trace.json"
+    assert trace.is_file() and KEY not in trace.read_text()

@@ -12,7 +12,8 @@ import pytest
 
 from flowproof import Flow, FlowResult
 from flowproof.errors import ConfigError, SpecError
-from tests.e2e.booking import write_spec
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
+from tests.upstream.scripted import ScriptedUpstream
 
 pytestmark = pytest.mark.e2e
 
@@ -126,3 +127,22 @@ def test_find_specs_lists_what_run_would_and_refuses_a_missing_path(project: Pat
     assert find_specs() == [Path("specs/booking.yaml")]
     with pytest.raises(ConfigError, match="nowhere: no such file or directory"):
         find_specs(["nowhere"])
+
+
+def test_record_writes_the_trace_that_run_then_replays(
+    tmp_path: Path, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstream.script = BOOKING_SCRIPT
+    write_spec(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLOWPROOF_AGENT_UPSTREAM", upstream.base_url)
+    monkeypatch.setenv("FLOWPROOF_AGENT_KEY", KEY)
+    recorded = Flow("specs/booking.yaml").record()
+    assert recorded.passed and recorded.mode == "record"
+    assert recorded.trace == Path("specs/booking.trace.json") and recorded.trace.is_file()
+    assert recorded.turns_served == 3 and len(upstream.received) == 3
+    assert KEY not in recorded.trace.read_text()
+    monkeypatch.delenv("FLOWPROOF_AGENT_UPSTREAM")
+    monkeypatch.delenv("FLOWPROOF_AGENT_KEY")
+    replayed = Flow("specs/booking.yaml").run()
+    assert replayed.passed and len(upstream.received) == 3  # the replay asked nothing upstream
