@@ -57,8 +57,6 @@ __all__ = [
     "show_trace",
 ]
 
-REPORT_KINDS = ("html", "markdown", "junit")
-
 
 @dataclass(frozen=True, slots=True)
 class StepVerdict:
@@ -326,8 +324,9 @@ class Flow:
         markdown: str | Path | None = None,
         junit: str | Path | None = None,
     ) -> FlowResult:
+        reports = self._reports(html, markdown, junit)
         options = RunOptions(Mode.REPLAY, runs_root=self.runs_dir)
-        return self._result(await run_spec(self.spec, options), _reports(html, markdown, junit))
+        return self._result(await run_spec(self.spec, options), reports)
 
     async def record_async(
         self,
@@ -338,17 +337,26 @@ class Flow:
         markdown: str | Path | None = None,
         junit: str | Path | None = None,
     ) -> FlowResult:
+        reports = self._reports(html, markdown, junit)
         options = RunOptions(
             Mode.RECORD,
             keep_matching,
             runs_root=self.runs_dir,
             upstream_timeout=upstream_timeout,
         )
-        return self._result(await run_spec(self.spec, options), _reports(html, markdown, junit))
+        return self._result(await run_spec(self.spec, options), reports)
 
-    def _result(self, run: FlowRun, reports: dict[str, Path]) -> FlowResult:
+    def _reports(
+        self, html: str | Path | None, markdown: str | Path | None, junit: str | Path | None
+    ) -> dict[str, Path]:
+        """The reports asked for, refused before the flow runs when no record is written."""
+        given = {"html": html, "markdown": markdown, "junit": junit}
+        reports = {kind: Path(path) for kind, path in given.items() if path is not None}
         if reports and not self.write_record:
             raise ValueError("reports are rendered from the run record: keep write_record=True")
+        return reports
+
+    def _result(self, run: FlowRun, reports: dict[str, Path]) -> FlowResult:
         record = _redacted(single_run_record(run))
         path = write_run_record(record, run.opened.runs_root, REDACT) if self.write_record else None
         if reports:
@@ -420,13 +428,6 @@ def _trace_file(path: Path) -> Path:
     from flowproof.trace.store import trace_path_for
 
     return trace_path_for(path) if is_spec_file(path) else path
-
-
-def _reports(
-    html: str | Path | None, markdown: str | Path | None, junit: str | Path | None
-) -> dict[str, Path]:
-    given = {"html": html, "markdown": markdown, "junit": junit}
-    return {kind: Path(path) for kind, path in given.items() if path is not None}
 
 
 def _redacted(record: RunRecord) -> RunRecord:

@@ -105,6 +105,12 @@ def test_a_failed_step_is_a_verdict_with_its_line_and_message(project: Path) -> 
     assert 'failures="1"' in result.reports["junit"].read_text()
 
 
+def test_reports_are_refused_without_a_run_record(project: Path) -> None:
+    with pytest.raises(ValueError, match="keep write_record=True"):
+        Flow("specs/booking.yaml", write_record=False).run(html=project / "report.html")
+    assert not (project / "report.html").exists()
+
+
 def test_a_missing_trace_is_a_failed_result_not_an_exception(project: Path) -> None:
     write_spec(project, name="unrecorded")
     result = Flow("specs/unrecorded.yaml").run()
