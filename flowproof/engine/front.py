@@ -6,7 +6,8 @@
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
-pytest items, the in-process fixture, and doctor (a spec made in memory, run with a canned
+Python API's `Flow` (flowproof/api.py, which the pytest items and `flowproof mcp` run through),
+the in-process fixture, and doctor (a spec made in memory, run with a canned
 strategy of its own) — so each gets the same guard, the same redaction and the same record.
 `os.environ` is read once, when the flow is opened, into the flow's context, which the
 strategy, the agent driver and the judge read instead.
