@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flowproof.containment.engage import IN_PROCESS, uncontained_session
 from flowproof.drivers.command import AgentOutcome
@@ -33,14 +34,20 @@ from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.redaction import REDACT
 
+if TYPE_CHECKING:
+    from flowproof.api import FlowResult
+
 START_SECONDS = 30.0
 """How long the background loop may take to bring the boundaries up."""
 
 
 class FlowFailed(AssertionError):
-    """The flow failed: its reasons, most fundamental first, as `flowproof run` prints them."""
+    """The flow failed: its reasons, most fundamental first, as `flowproof run` prints them.
 
-    def __init__(self, outcome: FlowOutcome) -> None:
+    `outcome`: the live outcome (an in-process flow), or the Python API's result (a
+    collected spec)."""
+
+    def __init__(self, outcome: FlowOutcome | FlowResult) -> None:
         # What pytest prints: an agent may have echoed a key or a secret into a reason.
         super().__init__(REDACT("\n".join(outcome.reasons)))
         self.outcome = outcome

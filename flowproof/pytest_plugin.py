@@ -106,15 +106,14 @@ class FlowItem(pytest.Item):
     """The flow's `name:` (its keyword for `-k`, and how failures and reports name it)."""
 
     def runtest(self) -> None:
-        import asyncio
-
-        from flowproof.engine.front import RunOptions, run_spec, write_single_run
+        from flowproof.api import Flow
+        from flowproof.engine.outcome import Mode
         from flowproof.inprocess import FlowFailed
 
-        flow = asyncio.run(run_spec(self.path, RunOptions(_mode(self.config))))
-        write_single_run(flow)  # under the runs dir `flowproof run` uses
-        if not flow.outcome.passed:
-            raise FlowFailed(flow.outcome)
+        flow = Flow(self.path)  # its run record goes under the runs dir `flowproof run` uses
+        result = flow.record() if _mode(self.config) is Mode.RECORD else flow.run()
+        if not result.passed:
+            raise FlowFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         from flowproof.errors import FlowproofError

@@ -350,6 +350,24 @@ def audit(runs_dir: str | None, html: str | None, markdown: str | None, since: s
     audit_command(runs_dir, html, markdown, since)
 
 
+@main.command("mcp")
+@click.option(
+    "--directory",
+    default=None,
+    type=click.Path(exists=True, file_okay=False, path_type=str),
+    metavar="DIR",
+    help="Run from DIR (the project root): the tools' paths are relative to it "
+    "(default: the directory the MCP client starts the server in).",
+)
+def mcp_command(directory: str | None) -> None:
+    """Serve flowproof's tools to a coding agent over MCP (stdio): list, run and record specs,
+    show and diff traces, run doctor; every result is JSON. Needs the `mcp` extra:
+    pip install 'flowproof-cli[mcp]'."""
+    from flowproof.cli.mcp import serve_command
+
+    serve_command(directory)
+
+
 @main.group()
 def trace() -> None:
     """Work with traces."""

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +43,7 @@ from flowproof.runrecord.store import (
     write_run_record,
 )
 from flowproof.spec.load import LoadedSpec
-from flowproof.spec.suite import is_spec_file
+from flowproof.spec.suite import find_specs
 from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
@@ -347,23 +347,6 @@ def _diff_lines(flow: FlowOutcome) -> list[str]:
         return [*kept, indent("diff: no trajectory changes against the previous trace")]
     lines = [*kept, indent("diff against the previous trace (review before committing):")]
     return lines + [indent(f"- {change}", "        ") for change in found.changes]
-
-
-def find_specs(paths: Iterable[str]) -> list[Path]:
-    """Spec files under each path: a file as given, a directory searched recursively for
-    *.yaml / *.yml except the suite settings file."""
-    found: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            found.append(path)
-        elif path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if is_spec_file(p) and p.is_file()))
-        else:
-            raise ConfigError(f"{raw}: no such file or directory")
-    if not found:
-        raise ConfigError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
-    return found
 
 
 def parse_shard(text: str) -> tuple[int, int]:

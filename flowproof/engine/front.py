@@ -6,7 +6,8 @@
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
-pytest items, the in-process fixture, and doctor (a spec made in memory, run with a canned
+Python API's `Flow` (flowproof/api.py, which the pytest items and `flowproof mcp` run through),
+the in-process fixture, and doctor (a spec made in memory, run with a canned
 strategy of its own) — so each gets the same guard, the same redaction and the same record.
 `os.environ` is read once, when the flow is opened, into the flow's context, which the
 strategy, the agent driver and the judge read instead.
@@ -29,7 +30,7 @@ from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.redaction import REDACT
-from flowproof.runrecord.model import FlowRecord
+from flowproof.runrecord.model import FlowRecord, RunRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import find_suite, refuse_shared_trace
@@ -118,11 +119,16 @@ async def run_spec(
     return await run_opened(open_flow(source, options), agent)
 
 
-def write_single_run(run: FlowRun) -> Path:
-    """The run record of a run of one flow (a pytest item, an in-process flow), written where
-    `flowproof run` writes its own, redacted as every run record is."""
+def single_run_record(run: FlowRun) -> RunRecord:
+    """The run record of a run of one flow (a pytest item, an in-process flow, the Python
+    API's `Flow`), not yet redacted."""
     opened = run.opened
     code = EXIT_PASSED if run.outcome.passed else EXIT_FAILED
     begun = opened.begun
-    record = run_record(new_run_id(begun), opened.mode.value, begun, code, [run.record], [])
-    return write_run_record(record, opened.runs_root, REDACT)
+    return run_record(new_run_id(begun), opened.mode.value, begun, code, [run.record], [])
+
+
+def write_single_run(run: FlowRun) -> Path:
+    """`single_run_record`, written where `flowproof run` writes its own, redacted as every
+    run record is."""
+    return write_run_record(single_run_record(run), run.opened.runs_root, REDACT)

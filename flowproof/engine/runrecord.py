@@ -13,7 +13,7 @@ from flowproof import __version__
 from flowproof.assertions.evaluate import Verdict, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import step_kind
-from flowproof.assertions.trajectory import ExecutedCall
+from flowproof.assertions.trajectory import ExecutedCall, Trajectory
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
 from flowproof.matching.divergence import Divergence
@@ -89,16 +89,7 @@ def flow_record(
         divergence=_divergence(flow.divergence) if flow.divergence else None,
         turns=turns,
         timeline=lanes.timeline(flow.lanes),
-        trajectory=None
-        if trajectory is None
-        else TrajectoryRecord(
-            tool_calls=[
-                ToolCallRecord(name=c.name, arguments=c.arguments) for c in trajectory.tool_calls
-            ],
-            executed=[_executed(call) for call in trajectory.executed],
-            reply=trajectory.reply,
-            reply_absent_reason=trajectory.reply_absent_reason,
-        ),
+        trajectory=None if trajectory is None else trajectory_record(trajectory),
         warnings=list(flow.warnings),
         notes=list(flow.notes),
         trace_changes=_trace_changes(flow),
@@ -109,6 +100,18 @@ def flow_record(
         control=control,
         containment=flow.egress.tier if flow.egress else None,
         refused_from_outside=flow.outsiders,
+    )
+
+
+def trajectory_record(trajectory: Trajectory) -> TrajectoryRecord:
+    """A trajectory as the run record writes it (and the Python API shows a trace's)."""
+    return TrajectoryRecord(
+        tool_calls=[
+            ToolCallRecord(name=c.name, arguments=c.arguments) for c in trajectory.tool_calls
+        ],
+        executed=[_executed(call) for call in trajectory.executed],
+        reply=trajectory.reply,
+        reply_absent_reason=trajectory.reply_absent_reason,
     )
 
 

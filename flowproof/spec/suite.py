@@ -13,14 +13,14 @@ flowproof was started in; settings files are not merged.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from flowproof.errors import SpecError
+from flowproof.errors import ConfigError, SpecError
 from flowproof.spec.load import Location, validated
 from flowproof.spec.model import IgnoredFields, Normalized, _Strict
 from flowproof.trace.store import trace_path_for
@@ -145,3 +145,20 @@ def _specs_by_trace(directory: Path, stamp: int) -> dict[str, tuple[Path, ...]]:
         if is_spec_file(other):
             found.setdefault(trace_path_for(other).name.casefold(), []).append(other)
     return {name: tuple(paths) for name, paths in found.items()}
+
+
+def find_specs(paths: Iterable[str]) -> list[Path]:
+    """Spec files under each path: a file as given, a directory searched recursively for
+    *.yaml / *.yml except the suite settings file."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*") if is_spec_file(p) and p.is_file()))
+        else:
+            raise ConfigError(f"{raw}: no such file or directory")
+    if not found:
+        raise ConfigError(f"no specs (*.yaml, *.yml) found in {', '.join(map(str, paths))}")
+    return found

@@ -47,6 +47,14 @@ def test_the_matcher_registry_is_bundled_whole(tmp_path: Path) -> None:
     assert result.stdout == render_matchers_help() + "\n"
 
 
+def test_flowproof_mcp_is_left_out_and_says_how_to_get_it(tmp_path: Path) -> None:
+    """The MCP server needs the MCP SDK, which the bundle does not carry."""
+    result = flowproof("mcp", cwd=tmp_path)
+    assert result.code == 2, result.output
+    assert "does not include the MCP server" in result.stderr
+    assert "pip install 'flowproof-cli[mcp]'" in result.stderr
+
+
 def test_record_then_replay_with_every_report(tmp_path: Path, upstream: ScriptedUpstream) -> None:
     upstream.script = BOOKING_SCRIPT
     write_spec(tmp_path)

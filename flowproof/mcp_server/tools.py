@@ -1,0 +1,234 @@
+"""The tools `flowproof mcp` offers, as plain functions from arguments to JSON-ready dicts.
+
+They know nothing of the MCP SDK (server.py registers them), so they are the same whichever
+client calls. Every answer is data: a failed flow, a spec that cannot run, a trace that cannot
+be read or a record that is not set up come back as a result with an `error` (or a flow with
+`passed: false`), never as a protocol error, so the calling agent can read what to fix.
+
+Flows run in this process through the Python API (flowproof/api.py), one at a time (a lock:
+flows may need a fixed port, and a coding agent may call tools concurrently); each starts its
+agent as a subprocess, as `flowproof run` does. Every answer passes through the redactor
+before it leaves: no record key or declared secret reaches the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import wraps
+from typing import Any
+
+from flowproof.errors import FlowproofError, SpecError
+from flowproof.redaction import REDACT
+
+Result = dict[str, Any]
+
+_FLOWS = asyncio.Lock()
+"""One flow (or doctor run) at a time in this server."""
+
+
+def error(kind: str, message: str, **where: Any) -> Result:
+    return {"error": {"kind": kind, "message": message, **where}}
+
+
+def problem(exc: BaseException) -> Result:
+    """An exception as a result: flowproof's own errors by kind (a bad spec, an unreadable
+    trace, an unset variable), anything else as an internal error of flowproof."""
+    if isinstance(exc, SpecError):
+        return error("SpecError", str(exc), spec=str(exc.path), line=exc.line)
+    if isinstance(exc, FlowproofError):
+        return error(type(exc).__name__, str(exc))
+    return error("internal", f"{type(exc).__name__}: {exc}")
+
+
+def redacted(result: Result) -> Result:
+    """The result with every record key and declared secret hidden (an agent may echo one
+    into a reply, a reason or its stderr)."""
+    return dict(json.loads(REDACT(json.dumps(result, ensure_ascii=False))))
+
+
+def as_data(
+    tool: Callable[..., Awaitable[Result]],
+) -> Callable[..., Awaitable[Result]]:
+    """Failures become results, and every result is redacted."""
+
+    @wraps(tool)
+    async def wrapped(*args: Any, **kwargs: Any) -> Result:
+        try:
+            result = await tool(*args, **kwargs)
+        except Exception as exc:
+            result = problem(exc)
+        return redacted(result)
+
+    return wrapped
+
+
+@as_data
+async def list_specs(paths: Sequence[str] = ("specs",)) -> Result:
+    from flowproof.api import find_specs
+    from flowproof.spec.load import load_spec
+    from flowproof.trace.store import trace_path_for
+
+    specs = []
+    for path in find_specs(paths):
+        trace = trace_path_for(path)
+        entry: Result = {"spec": str(path), "trace": str(trace), "recorded": trace.is_file()}
+        try:
+            entry["name"] = load_spec(path).spec.name
+        except FlowproofError as exc:
+            entry |= problem(exc)
+        specs.append(entry)
+    return {"specs": specs}
+
+
+@as_data
+async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
+    from flowproof.api import Flow, find_specs
+
+    flows: list[Result] = []
+    errors: list[Result] = []
+    for path in find_specs(paths):
+        try:
+            async with _FLOWS:
+                result = await Flow(path).run_async()
+        except FlowproofError as exc:
+            errors.append({"spec": str(path), **problem(exc)["error"]})
+            continue
+        flows.append(result.to_dict())
+    passed = not errors and all(flow["passed"] for flow in flows)
+    # The exit code `flowproof run` would give the same specs: 2 when one could not run.
+    code = 2 if errors else (0 if passed else 1)
+    return {"passed": passed, "exit_code": code, "flows": flows, "errors": errors}
+
+
+def record_not_set_up(environ: Mapping[str, str]) -> str | None:
+    """Why record cannot forward from this server's environment, by variable names alone;
+    None when an upstream and a key are both set."""
+    from flowproof.proxy.forward import BASE_VARIABLES, OVERRIDE_VARIABLE, Upstream
+    from flowproof.redaction import RECORD_KEY_VARIABLES
+
+    upstream = Upstream.from_environ(environ)
+    missing = []
+    if not upstream.override and not upstream.bases:
+        missing.append(
+            f"no upstream: set {OVERRIDE_VARIABLE} (the model API's base URL, with /v1, e.g. "
+            f"https://api.openai.com/v1) or one of {', '.join(BASE_VARIABLES)}"
+        )
+    if not upstream.keys:
+        missing.append(f"no key: set one of {', '.join(RECORD_KEY_VARIABLES)}")
+    if not missing:
+        return None
+    return (
+        "record_spec needs an upstream and a key in the flowproof mcp server's own "
+        "environment (record forwards the agent's model calls to the real model with that "
+        f"key; the agent under test never sees it). Missing: {'; '.join(missing)}. Set them "
+        "in the environment the server is started with (the `env` of its entry in your MCP "
+        "client's config) and restart the server."
+    )
+
+
+@as_data
+async def record_spec(path: str, keep_matching: bool = False) -> Result:
+    from flowproof.api import Flow
+
+    refused = record_not_set_up(os.environ)
+    if refused is not None:
+        return {"recorded": False, **error("record_not_set_up", refused, spec=path)}
+    async with _FLOWS:
+        result = await Flow(path).record_async(keep_matching=keep_matching)
+    return {"recorded": result.trace is not None, "flow": result.to_dict()}
+
+
+@as_data
+async def show_trajectory(trace: str) -> Result:
+    from flowproof.api import show_trace
+
+    return show_trace(trace).to_dict()
+
+
+@as_data
+async def diff_traces(old: str, new: str) -> Result:
+    from flowproof.api import diff_traces as changes_between
+
+    changes = changes_between(old, new)
+    return {"old": old, "new": new, "changed": bool(changes), "changes": list(changes)}
+
+
+@as_data
+async def doctor(
+    command: str,
+    prompt: str | None = None,
+    timeout: float | None = None,
+    mcp: Sequence[str] = (),
+    mcp_url: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Result:
+    from flowproof.engine.doctor import DEFAULT_PROMPT, DEFAULT_TIMEOUT, run_doctor
+
+    refused = _doctor_arguments_refused(mcp, mcp_url, env or {})
+    if refused is not None:
+        return error("usage", refused)
+    async with _FLOWS:
+        report = await run_doctor(
+            command,
+            prompt or DEFAULT_PROMPT,
+            timeout or DEFAULT_TIMEOUT,
+            tuple(mcp),
+            tuple(mcp_url),
+            dict(env or {}),
+        )
+    agent = report.agent
+    return {
+        "arrived": report.arrived,
+        "requests": [
+            {"method": method, "path": path, "served": served}
+            for method, path, served in report.requests
+        ],
+        "mcp": [
+            {
+                "name": contact.name,
+                "transport": contact.transport,
+                "variable": contact.variable,
+                "contacts": contact.contacts,
+                "calls": contact.calls,
+            }
+            for contact in report.mcp
+        ],
+        "mcp_missed": report.mcp_missed,
+        "agent": {
+            "exit_code": agent.exit_code,
+            "timed_out": agent.timed_out,
+            "stderr_tail": agent.stderr_tail,
+        },
+        "replayability": [line for finding in report.findings for line in finding.render()],
+        "report": report.render(),
+        # `flowproof doctor`'s exit code: 1 when no model request arrived or a named MCP
+        # server was never reached.
+        "ok": bool(report.arrived and not report.mcp_missed),
+    }
+
+
+def _doctor_arguments_refused(
+    mcp: Sequence[str], mcp_url: Sequence[str], env: Mapping[str, str]
+) -> str | None:
+    """What `flowproof doctor` would refuse as a usage error in these arguments, or None."""
+    from flowproof.spec.model import MCP_NAME
+
+    seen: set[str] = set()
+    for option, names in (("mcp", mcp), ("mcp_url", mcp_url)):
+        for name in names:
+            if not re.match(MCP_NAME, name):
+                return (
+                    f"{option}: {name!r} is not an MCP server name (a letter or digit, then "
+                    "letters, digits, '_', '.' or '-')"
+                )
+            if name in seen:
+                return f"{option}: {name!r} is named twice"
+            seen.add(name)
+    for name in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            return f"env: {name!r} is not a variable name (letters, digits and '_')"
+    return None
