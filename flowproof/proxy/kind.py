@@ -29,7 +29,6 @@ from flowproof.trace.model import Lane, Trace, Turn
 from flowproof.trace.tracediff import diff_traces
 from flowproof.trace.trajectory import build_trajectory
 
-
 CONVERSATION_FIELD = "conversation_turn"
 """The user turn a model turn belongs to, in a trace of a `conversation:` flow."""
 
