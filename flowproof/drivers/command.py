@@ -10,8 +10,11 @@ long a child it left behind keeps its stdout open, and no output can stall the r
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 
 from flowproof._tasks import create_task
@@ -49,20 +52,33 @@ async def run_command(
     stop: asyncio.Event,
     launcher: Launcher = PLAIN,
     cwd: str | None = None,
+    later_turns: AsyncIterator[str] | None = None,
 ) -> AgentOutcome:
-    """`cwd`: the directory the agent runs in (None: flowproof's own)."""
+    """`cwd`: the directory the agent runs in (None: flowproof's own). `later_turns`: a
+    conversation's user turns after the first, each written on the agent's stdin as one line
+    (a JSON string) as the iterator yields it, stdin closed after the last; None leaves stdin
+    on /dev/null, as a single-turn agent has it."""
     started = time.monotonic()
     # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
     since = process_clock()
+    stdin_read, stdin_write = os.pipe() if later_turns is not None else (None, None)
+    feeding = None
     async with output_pipes() as (stdout, stderr):
         async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd
+            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, stdin=stdin_read
         ) as process:
             stdout.handed_over()
             stderr.handed_over()
+            if stdin_read is not None and stdin_write is not None and later_turns is not None:
+                os.close(stdin_read)  # the agent holds it now: its end alone keeps the pipe open
+                feeding = create_task(_feed(stdin_write, later_turns), name="agent-stdin")
             try:
                 ending = await _wait_for_end(process, timeout, stop)
             finally:
+                if feeding is not None:
+                    feeding.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await feeding
                 # Also on cancellation: a flow ends with the agent's tree gone, whatever
                 # happened, and the launcher's context is left only after that.
                 await stop_tree(process.pid, adopted_since=since)
@@ -77,6 +93,21 @@ async def run_command(
         stderr_tail=stderr.tail(),
         seconds=time.monotonic() - started,
     )
+
+
+async def _feed(fd: int, lines: AsyncIterator[str]) -> None:
+    """Write each of `lines` to the pipe `fd` as one JSON-string line, then close it. An agent
+    that has gone (or closed its stdin) just stops the writing: what it did not answer is
+    judged from the traffic (conversation.py)."""
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd, "wb"))
+    try:
+        async for line in lines:
+            if transport.is_closing():
+                return
+            transport.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
+    finally:
+        transport.close()
 
 
 async def _wait_for_end(

@@ -23,7 +23,8 @@ def boundary_reasons(
 ) -> list[str]:
     """`expected_turns` is how many model turns the flow must serve (the trace's count at
     replay); None when any number will do (record). An agent that only used its MCP tools
-    (a lane has entries) made no model request and needed none."""
+    (a lane has entries) made no model request and needed none. In a `conversation:` flow, an
+    agent that ended before it answered every user turn is said so first, naming the turn."""
     reasons: list[str] = []
     if traffic.divergence is not None:
         reasons.append(traffic.divergence.render())
@@ -39,6 +40,14 @@ def boundary_reasons(
             if isinstance(driven, TriggerOutcome) and unreachable
             else _no_requests(driven, port, len(traffic.outsiders))
         )
+    elif not reasons and (unanswered := _unanswered(traffic)) is not None:
+        how = (
+            f"; it exited with code {driven.exit_code}"
+            + _tail("its stderr ended with", driven.stderr_tail)
+            if isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None)
+            else ""
+        )
+        reasons.append(unanswered + how)
     elif isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None) and not reasons:
         reasons.append(
             f"the agent exited with code {driven.exit_code}"
@@ -53,6 +62,10 @@ def boundary_reasons(
             reason += "; " + _service_hint(port)
         reasons.append(reason)
     return reasons
+
+
+def _unanswered(traffic: Traffic) -> str | None:
+    return traffic.conversation.unanswered() if traffic.conversation is not None else None
 
 
 def _timed_out(driven: AgentOutcome | TriggerOutcome, timeout: float) -> str:

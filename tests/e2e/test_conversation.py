@@ -1,0 +1,140 @@
+"""A two-turn conversation with a real openai-SDK agent that reads its second turn from stdin:
+recorded against the scripted upstream, replayed with no model, and the ways it can change."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliResult, agent_command, flowproof
+from tests.e2e.booking import record
+from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
+
+SCRIPT = [
+    calls(tool_call("search_flights", {"destination": "NBO", "date": "2026-12-01"})),
+    text("KQ311 leaves at 09:00. Shall I book it?"),
+    calls(tool_call("create_booking", {"flight": {"id": "KQ311"}, "passenger": {"name": "Casey"}})),
+    text("Booked: B-1042."),
+]
+
+
+def write_spec(directory: Path, *, bug: str = "", turn_one: str = "") -> None:
+    """The travel flow; `turn_one`: one more step for turn 1, written as it would be under
+    `steps:` at the top level (`- assert_tool_call: ...`)."""
+    spec = textwrap.dedent(f"""\
+        name: Travel assistant searches, then books when asked
+        app: agent
+        agent:
+          command: "{agent_command("conversation_agent.py")}"
+          env: {{AGENT_BUG: "{bug}"}}
+        tools:
+          - name: search_flights
+            result: {{ flights: [ {{ id: KQ311, dest: NBO }} ] }}
+          - name: create_booking
+            result: {{ booking: B-1042 }}
+        steps:
+          - conversation:
+              - user: Find me a flight to Nairobi tomorrow
+                steps:
+                  - assert_tool_call: search_flights where destination equals NBO
+                  - assert_no_tool_call: create_booking
+                  - assert: reply contains Shall I book it
+                  {turn_one}
+              - user: Yes, book it for Casey
+                steps:
+                  - assert_tool_call: create_booking where flight.id equals KQ311
+                  - assert_no_tool_call: search_flights
+                  - assert: reply contains B-1042
+          - assert_tool_call: search_flights
+          - assert_tool_call: create_booking
+        """)
+    spec = "\n".join(line for line in spec.splitlines() if line.strip()) + "\n"
+    path = directory / "specs" / "travel.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(spec)
+
+
+def run(directory: Path) -> CliResult:
+    return flowproof("run", "specs", cwd=directory)
+
+
+@pytest.fixture
+def conversation(tmp_path: Path, upstream: ScriptedUpstream) -> Path:
+    upstream.script = list(SCRIPT)
+    write_spec(tmp_path)
+    result = record(tmp_path, upstream)
+    assert result.code == 0, result.output
+    upstream.stop()
+    return tmp_path
+
+
+def test_a_two_turn_conversation_records_and_replays(conversation: Path) -> None:
+    trace = json.loads((conversation / "specs" / "travel.trace.json").read_text())
+    assert trace["format_version"] == 6
+    turns = [turn["conversation_turn"] for turn in trace["lanes"]["model"]]
+    assert turns == [1, 1, 2, 2]
+    # Turn 2's first request carries turn 1 and the line the agent read from its stdin.
+    messages = trace["lanes"]["model"][2]["request"]["messages"]
+    assert messages[-1] == {"role": "user", "content": "Yes, book it for Casey"}
+    assert messages[-2] == {
+        "role": "assistant",
+        "content": "KQ311 leaves at 09:00. Shall I book it?",
+    }
+    result = run(conversation)
+    assert result.code == 0, result.output
+    assert "4 of 4 turns served" in result.stderr
+
+
+def test_a_different_tool_argument_in_turn_2_fails_naming_turn_2(conversation: Path) -> None:
+    write_spec(conversation, bug="turn-2-argument")
+    result = run(conversation)
+    assert result.code == 1, result.output
+    assert "turn 2, request 2 (request 4 of the flow) matches no recorded request of turn 2" in (
+        result.stderr
+    )
+    assert 'flight.id: recorded "KQ311", replayed "KQ999"' in result.stderr
+
+
+def test_an_extra_request_in_turn_2_is_a_conversation_shape_change(conversation: Path) -> None:
+    write_spec(conversation, bug="extra-call")
+    result = run(conversation)
+    assert result.code == 1, result.output
+    assert "conversation shape changed at turn 2: recorded 2 requests, replayed 3" in (
+        result.stderr
+    )
+
+
+def test_an_agent_that_exits_before_turn_2_fails_naming_the_turn(conversation: Path) -> None:
+    write_spec(conversation, bug="one-turn")
+    result = run(conversation)
+    assert result.code == 1, result.output
+    assert "the agent ended without answering conversation turn 2" in result.stderr
+
+
+def test_an_agent_that_exits_before_turn_2_fails_its_record_too(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = list(SCRIPT)
+    write_spec(tmp_path, bug="one-turn")
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    assert "the agent ended without answering conversation turn 2" in result.stderr
+    assert not (tmp_path / "specs" / "travel.trace.json").exists()
+
+
+def test_a_turn_1_step_does_not_see_turn_2s_calls(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = list(SCRIPT)
+    step = "- assert_tool_call: create_booking where flight.id equals KQ311"
+    write_spec(tmp_path, turn_one=step)
+    result = record(tmp_path, upstream)
+    assert result.code == 1, result.output
+    reasons = [line.strip() for line in result.stderr.splitlines() if "step " in line]
+    assert reasons == [
+        "step 5 (turn 1, travel.yaml:18): assert_tool_call create_booking where flight.id "
+        "equals KQ311 — create_booking was never called; the calls were: search_flights"
+    ]
