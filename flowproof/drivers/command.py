@@ -64,8 +64,10 @@ async def run_command(
     stdin_read, stdin_write = os.pipe() if later_turns is not None else (None, None)
     feeding = None
     async with output_pipes() as (stdout, stderr):
+        # `stdin` only when there is one: a launcher written before conversations takes none.
+        given = {"stdin": stdin_read} if stdin_read is not None else {}
         async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, stdin=stdin_read
+            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, **given
         ) as process:
             stdout.handed_over()
             stderr.handed_over()
