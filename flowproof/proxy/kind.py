@@ -92,12 +92,19 @@ def _conversation_turn(turn: Document, where: str) -> int | None:
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
     facts = turn.facts
     if facts is None:
-        return TimelineEntry(lane=lane, turn=number, dialect=turn.dialect, known=False)
+        return TimelineEntry(
+            lane=lane,
+            turn=number,
+            dialect=turn.dialect,
+            known=False,
+            conversation_turn=turn.conversation_turn,
+        )
     return TimelineEntry(
         lane=lane,
         turn=number,
         dialect=turn.dialect,
         known=True,
+        conversation_turn=turn.conversation_turn,
         tool_results=[
             ToolResultRecord(tool=name, content=content) for name, content in facts.tool_results
         ],
