@@ -21,6 +21,9 @@ SCRIPT = [
 ]
 
 
+TURN_2_CALL_IN_TURN_1 = "- assert_tool_call: create_booking where flight.id equals KQ311"
+
+
 def write_spec(directory: Path, *, bug: str = "", turn_one: str = "") -> None:
     """The travel flow; `turn_one`: one more step for turn 1, written as it would be under
     `steps:` at the top level (`- assert_tool_call: ...`)."""
@@ -86,6 +89,32 @@ def test_a_two_turn_conversation_records_and_replays(conversation: Path) -> None
     result = run(conversation)
     assert result.code == 0, result.output
     assert "4 of 4 turns served" in result.stderr
+    first = 'turn 1 · 2 requests · 3 of 3 steps passed · "Find me a flight to Nairobi tomorrow"'
+    second = 'turn 2 · 2 requests · 3 of 3 steps passed · "Yes, book it for Casey"'
+    assert first in result.stderr and second in result.stderr
+
+
+def test_the_reports_group_steps_and_trajectory_by_turn(conversation: Path) -> None:
+    # A failing flow, so that the markdown shows its steps and trajectory.
+    write_spec(conversation, turn_one=TURN_2_CALL_IN_TURN_1)
+    assert run(conversation).code == 1
+    reports = flowproof(
+        "report", "--markdown", "r.md", "--junit", "r.xml", "--html", "r.html", cwd=conversation
+    )
+    assert reports.code == 0, reports.output
+    markdown = (conversation / "r.md").read_text()
+    headings = [line for line in markdown.splitlines() if line.startswith("**turn ")]
+    assert [line.split(" · ")[0] for line in headings] == ["**turn 1", "**turn 2"]
+    # Turn 2's trajectory holds the booking and its reply, and nothing of turn 1.
+    turn_2 = markdown.split("\n**turn 2", 1)[1].split("</details>", 1)[0]
+    assert "`create_booking`" in turn_2 and "`search_flights`" not in turn_2
+    assert "says `Booked: B-1042.`" in turn_2
+    junit = (conversation / "r.xml").read_text()
+    assert "turn 1 · 2 requests · 3 of 4 steps passed" in junit
+    assert "turn 2 · 2 requests · 3 of 3 steps passed" in junit
+    html = (conversation / "r.html").read_text()
+    assert html.index("User · turn 1") < html.index("User · turn 2")
+    assert html.count('class="turn-heading"') == 3  # turn 1, turn 2, the whole conversation
 
 
 def test_a_different_tool_argument_in_turn_2_fails_naming_turn_2(conversation: Path) -> None:
@@ -129,8 +158,7 @@ def test_a_turn_1_step_does_not_see_turn_2s_calls(
     tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:
     upstream.script = list(SCRIPT)
-    step = "- assert_tool_call: create_booking where flight.id equals KQ311"
-    write_spec(tmp_path, turn_one=step)
+    write_spec(tmp_path, turn_one=TURN_2_CALL_IN_TURN_1)
     result = record(tmp_path, upstream)
     assert result.code == 1, result.output
     reasons = [line.strip() for line in result.stderr.splitlines() if "step " in line]
