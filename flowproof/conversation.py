@@ -11,6 +11,10 @@ that follows it.
 So an agent that, within one user turn, makes a model call whose answer is plain text before
 its final reply (a title, a guardrail check) has its turn cut there; such an agent is tested
 one turn per flow.
+
+A `url:` service is given each turn as a POST of its own, and its answer to the POST is what
+completes the turn: the driver begins each turn (`begin`) as it sends it, and a reply moves
+nothing (`by_reply` False).
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ class Conversation:
 
     texts: tuple[str, ...]
     """What the user says in each turn, the first being the agent's prompt."""
+    by_reply: bool = True
+    """Whether a reply completes a turn (a command agent); False when the driver says when
+    each turn begins (a `url:` service: one POST per turn)."""
     current: int = 1
     """The user turn the agent is in (1-based)."""
     requests: list[int] = field(default_factory=list)
@@ -45,10 +52,15 @@ class Conversation:
         user turn, and the next one begins."""
         tagged = replace(turn, conversation_turn=self.current)
         self.requests[self.current - 1] += 1
-        if self.current < len(self.texts) and _is_reply(turn):
+        if self.by_reply and self.current < len(self.texts) and _is_reply(turn):
             self.current += 1
             self._reached[self.current - 1].set()
         return tagged
+
+    def begin(self, number: int) -> None:
+        """User turn `number` is being handed to the agent now (a `url:` service's POST)."""
+        self.current = number
+        self._reached[number - 1].set()
 
     async def later_turns(self) -> AsyncIterator[str]:
         """The text of each user turn after the first, each as soon as it begins."""
@@ -60,15 +72,18 @@ class Conversation:
         """Why the agent did not go through every user turn, naming the turn; None when each
         turn was handed to it and it made a model request for each."""
         if self.current < len(self.texts):
+            if not self.by_reply:
+                return f"conversation turn {self.current + 1} was never sent to the service"
             return (
                 f"the agent ended before conversation turn {self.current + 1} was handed to it: "
                 f"turn {self.current} never got a reply (a model response with no tool call)"
             )
+        handed = "its POST" if not self.by_reply else "the turn was written on its stdin"
         for number, count in enumerate(self.requests, 1):
             if count == 0:
                 return (
                     f"the agent ended without answering conversation turn {number}: it made "
-                    "no model request after the turn was written on its stdin"
+                    f"no model request after {handed}"
                 )
         return None
 

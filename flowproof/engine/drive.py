@@ -12,7 +12,7 @@ from flowproof.conversation import Conversation
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
-from flowproof.drivers.url import TriggerOutcome, trigger_url
+from flowproof.drivers.url import TriggerOutcome, converse, trigger_url
 from flowproof.engine.context import FlowContext
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
@@ -58,7 +58,10 @@ async def drive(
     if agent.url is not None:
         url = resolve(agent.url, environ, handles)
         headers = {name: resolve(value, environ) for name, value in agent.headers.items()}
-        triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
+        if conversation is not None:
+            triggered = await converse(url, conversation, headers, agent.timeout, stop)
+        else:
+            triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
         return DriveResult(triggered, egress=egress)
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)

@@ -60,7 +60,8 @@ async def run_flow(
     traffic = Traffic()
     if loaded.conversation:
         texts = tuple(resolve(turn.text, environ) for turn in loaded.conversation)
-        traffic.conversation = Conversation(texts)
+        # A command agent's turn is complete at the model's reply; a service's, at its answer.
+        traffic.conversation = Conversation(texts, by_reply=spec.agent.url is None)
     capability = context.capability
     # An agent can echo its base URL into its output, which reports and records show.
     REDACT.hide(REDACTED_AS, capability.token)

@@ -91,7 +91,6 @@ def load_spec(path: Path) -> LoadedSpec:
     spec, lines = validated(path, FlowSpec)
     prompts, assertions, turns = _parse_steps(path, spec.steps, lines)
     if turns:
-        _check_conversation_driver(path, spec, lines)
         prompts = [turns[0].text]
     if not prompts:
         raise SpecError(
@@ -477,18 +476,6 @@ def _step_kind_and_text(
     if not isinstance(text, str | int | float) or isinstance(text, bool) or not str(text).strip():
         raise SpecError(path, line, f"step '{kind}' needs a line of text after the colon")
     return kind, str(text).strip()
-
-
-def _check_conversation_driver(path: Path, spec: FlowSpec, lines: dict[Location, int]) -> None:
-    """A conversation needs an agent flowproof can hand its later turns to."""
-    if spec.agent.command is None:
-        raise SpecError(
-            path,
-            lines.get(("agent", "url")),
-            "a conversation is driven through a command agent's stdin; a `url:` service "
-            "takes one prompt",
-            "start the agent with `agent.command`, or test one turn per flow",
-        )
 
 
 def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) -> None:

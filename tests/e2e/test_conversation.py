@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e.booking import record
+from tests.e2e.test_url_and_suite import free_port, start_service
 from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
 
 SCRIPT = [
@@ -166,3 +167,52 @@ def test_a_turn_1_step_does_not_see_turn_2s_calls(
         "step 5 (turn 1, travel.yaml:18): assert_tool_call create_booking where flight.id "
         "equals KQ311 — create_booking was never called; the calls were: search_flights"
     ]
+
+
+def test_a_url_service_is_sent_one_post_per_turn(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    proxy_port = free_port()
+    process, port = start_service(proxy_port)
+    try:
+        spec = textwrap.dedent(f"""\
+            name: A travel service holds a conversation
+            app: agent
+            agent:
+              url: http://127.0.0.1:{port}/task
+              proxy_port: {proxy_port}
+            tools:
+              - name: search_flights
+              - name: create_booking
+            steps:
+              - conversation:
+                  - user: Find me a flight to Nairobi tomorrow
+                    steps:
+                      - assert_tool_call: search_flights where destination equals NBO
+                      - assert_no_tool_call: create_booking
+                  - user: Yes, book it for Casey
+                    steps:
+                      - assert_tool_call: create_booking where flight.id equals KQ311
+                      - assert: reply contains B-1042
+            """)
+        (tmp_path / "specs").mkdir()
+        (tmp_path / "specs" / "service.yaml").write_text(spec)
+        upstream.script = list(SCRIPT)
+        recorded = record(tmp_path, upstream)
+        assert recorded.code == 0, recorded.output
+        upstream.stop()
+        trace = json.loads((tmp_path / "specs" / "service.trace.json").read_text())
+        turns = trace["lanes"]["model"]
+        assert [turn["conversation_turn"] for turn in turns] == [1, 1, 2, 2]
+        # The service kept the conversation by its id: turn 2 carries turn 1's exchange.
+        assert turns[2]["request"]["messages"][-1] == {
+            "role": "user",
+            "content": "Yes, book it for Casey",
+        }
+        assert len(turns[2]["request"]["messages"]) == 6
+        replayed = run(tmp_path)
+        assert replayed.code == 0, replayed.output
+        assert "4 of 4 turns served" in replayed.stderr
+    finally:
+        process.kill()
+        process.wait()

@@ -122,13 +122,11 @@ def test_a_malformed_conversation_names_its_line(tmp_path: Path, steps: str, mes
     assert error(tmp_path, HEAD + steps).startswith(message)
 
 
-def test_a_url_agent_cannot_hold_a_conversation(tmp_path: Path) -> None:
+def test_a_url_agent_may_hold_a_conversation(tmp_path: Path) -> None:
     text = GOOD.replace(
         "  command: python agent.py", "  url: http://127.0.0.1:9/run\n  proxy_port: 8765"
     )
-    assert error(tmp_path, text).startswith(
-        "flow.yaml:4: a conversation is driven through a command agent's stdin"
-    )
+    assert len(load(tmp_path, text).conversation) == 2
 
 
 def test_an_mcp_step_inside_a_turn_is_refused(tmp_path: Path) -> None:
