@@ -25,7 +25,7 @@ SCRIPT = [
 TURN_2_CALL_IN_TURN_1 = "- assert_tool_call: create_booking where flight.id equals KQ311"
 
 
-def write_spec(directory: Path, *, bug: str = "", turn_one: str = "") -> None:
+def write_spec(directory: Path, *, bug: str = "", turn_one: str = "", flow_wide: str = "") -> None:
     """The travel flow; `turn_one`: one more step for turn 1, written as it would be under
     `steps:` at the top level (`- assert_tool_call: ...`)."""
     spec = textwrap.dedent(f"""\
@@ -54,6 +54,7 @@ def write_spec(directory: Path, *, bug: str = "", turn_one: str = "") -> None:
                   - assert: reply contains B-1042
           - assert_tool_call: search_flights
           - assert_tool_call: create_booking
+          {flow_wide}
         """)
     spec = "\n".join(line for line in spec.splitlines() if line.strip()) + "\n"
     path = directory / "specs" / "travel.yaml"
@@ -167,6 +168,22 @@ def test_a_turn_1_step_does_not_see_turn_2s_calls(
         "step 5 (turn 1, travel.yaml:18): assert_tool_call create_booking where flight.id "
         "equals KQ311 — create_booking was never called; the calls were: search_flights"
     ]
+
+
+def test_a_contained_agent_reads_its_turns_too(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    """Under egress containment the agent is started through the seccomp trampoline, which
+    hands it the stdin its later turns are written to."""
+    upstream.script = list(SCRIPT)
+    write_spec(tmp_path, flow_wide="- assert_no_egress")
+    recorded = record(tmp_path, upstream)
+    if "not contained" in recorded.stderr:
+        pytest.skip("egress containment is not available here")
+    assert recorded.code == 0, recorded.output
+    assert "containment: contained (linux seccomp)" in recorded.stderr
+    upstream.stop()
+    replayed = run(tmp_path)
+    assert replayed.code == 0, replayed.output
+    assert "turn 2 · 2 requests · 3 of 3 steps passed" in replayed.stderr
 
 
 def test_a_url_service_is_sent_one_post_per_turn(
