@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
@@ -61,31 +62,34 @@ async def run_command(
     started = time.monotonic()
     # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
     since = process_clock()
-    stdin_read, stdin_write = os.pipe() if later_turns is not None else (None, None)
+    turns = _TurnPipe.opened() if later_turns is not None else None
     feeding = None
-    async with output_pipes() as (stdout, stderr):
-        # `stdin` only when there is one: a launcher written before conversations takes none.
-        given = {"stdin": stdin_read} if stdin_read is not None else {}
-        async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, **given
-        ) as process:
-            stdout.handed_over()
-            stderr.handed_over()
-            if stdin_read is not None and stdin_write is not None and later_turns is not None:
-                os.close(stdin_read)  # the agent holds it now: its end alone keeps the pipe open
-                feeding = create_task(_feed(stdin_write, later_turns), name="agent-stdin")
-            try:
-                ending = await _wait_for_end(process, timeout, stop)
-            finally:
-                if feeding is not None:
-                    feeding.cancel()
-                    with suppress(asyncio.CancelledError):
-                        await feeding
-                # Also on cancellation: a flow ends with the agent's tree gone, whatever
-                # happened, and the launcher's context is left only after that.
-                await stop_tree(process.pid, adopted_since=since)
-                await _reaped(process)
-        await _drain(stdout, stderr)
+    try:
+        async with output_pipes() as (stdout, stderr):
+            # `stdin` only when there is one: a launcher written before conversations has none.
+            given = {"stdin": turns.read_end} if turns is not None else {}
+            async with launcher.launch(
+                shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, **given
+            ) as process:
+                stdout.handed_over()
+                stderr.handed_over()
+                if turns is not None and later_turns is not None:
+                    feeding = create_task(_feed(turns.handed_over(), later_turns), name="stdin")
+                try:
+                    ending = await _wait_for_end(process, timeout, stop)
+                finally:
+                    if feeding is not None:
+                        feeding.cancel()
+                        with suppress(asyncio.CancelledError):
+                            await feeding
+                    # Also on cancellation: a flow ends with the agent's tree gone, whatever
+                    # happened, and the launcher's context is left only after that.
+                    await stop_tree(process.pid, adopted_since=since)
+                    await _reaped(process)
+            await _drain(stdout, stderr)
+    finally:
+        if turns is not None:
+            turns.close()
     stopped = ending.timed_out or ending.stopped_early
     return AgentOutcome(
         exit_code=None if stopped else process.returncode,
@@ -97,12 +101,44 @@ async def run_command(
     )
 
 
-async def _feed(fd: int, lines: AsyncIterator[str]) -> None:
-    """Write each of `lines` to the pipe `fd` as one JSON-string line, then close it. An agent
-    that has gone (or closed its stdin) just stops the writing: what it did not answer is
-    judged from the traffic (conversation.py)."""
+class _TurnPipe:
+    """The pipe a conversation's later turns reach the agent's stdin through. The agent's end
+    is closed here once the agent holds it, and flowproof's end by the writer once it has it;
+    `close` closes whatever is still held (a launch that failed)."""
+
+    def __init__(self, read_end: int, write_end: int) -> None:
+        self.read_end: int | None = read_end
+        self.write_end: int | None = write_end
+
+    @classmethod
+    def opened(cls) -> _TurnPipe:
+        return cls(*os.pipe())
+
+    def handed_over(self) -> BinaryIO:
+        """The agent holds its end now: flowproof's end, for the writer to own and close."""
+        assert self.read_end is not None and self.write_end is not None
+        os.close(self.read_end)  # the agent's copy alone keeps the pipe's read side open
+        writer = os.fdopen(self.write_end, "wb")
+        self.read_end = self.write_end = None
+        return writer
+
+    def close(self) -> None:
+        for fd in (self.read_end, self.write_end):
+            if fd is not None:
+                os.close(fd)
+        self.read_end = self.write_end = None
+
+
+async def _feed(pipe: BinaryIO, lines: AsyncIterator[str]) -> None:
+    """Write each of `lines` to `pipe` as one JSON-string line, then close it. An agent that
+    has gone (or closed its stdin) just stops the writing: what it did not answer is judged
+    from the traffic (conversation.py)."""
     loop = asyncio.get_running_loop()
-    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd, "wb"))
+    try:
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+    except BaseException:
+        pipe.close()
+        raise
     try:
         async for line in lines:
             if transport.is_closing():
