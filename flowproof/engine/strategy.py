@@ -20,7 +20,7 @@ from flowproof.engine.context import FlowContext
 from flowproof.engine.lanes import check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
-from flowproof.matching.match import TurnMatcher, matcher_for
+from flowproof.matching.match import matcher_for
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.mocks import ToolMocks
@@ -222,7 +222,9 @@ class Record:
         placeholder = _hold_place(self.trace_path)
         try:
             if self.keep_matching and self.previous is not None:
-                kept = TurnMatcher(self.previous.turns, rules.ignored)
+                conversation = traffic.conversation  # a conversation keeps turns by user turn
+                current = (lambda: conversation.current) if conversation is not None else None
+                kept = matcher_for(self.previous.turns, rules.ignored, current)
                 yield KeepMatchingBackend(kept, forward, mocks, traffic, rules)
             else:
                 yield forward

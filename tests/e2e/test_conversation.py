@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, agent_command, flowproof
-from tests.e2e.booking import record
+from tests.e2e.booking import KEY, record
 from tests.e2e.test_url_and_suite import free_port, start_service
 from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
 
@@ -60,6 +60,10 @@ def write_spec(directory: Path, *, bug: str = "", turn_one: str = "", flow_wide:
     path = directory / "specs" / "travel.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(spec)
+
+
+def upstream_env(upstream: ScriptedUpstream) -> dict[str, str]:
+    return {"FLOWPROOF_AGENT_UPSTREAM": upstream.base_url, "FLOWPROOF_AGENT_KEY": KEY}
 
 
 def run(directory: Path) -> CliResult:
@@ -168,6 +172,27 @@ def test_a_turn_1_step_does_not_see_turn_2s_calls(
         "step 5 (turn 1, travel.yaml:18): assert_tool_call create_booking where flight.id "
         "equals KQ311 — create_booking was never called; the calls were: search_flights"
     ]
+
+
+def test_keep_matching_re_records_only_the_turn_that_changed(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = list(SCRIPT)
+    write_spec(tmp_path)
+    assert record(tmp_path, upstream).code == 0
+    trace = tmp_path / "specs" / "travel.trace.json"
+    before = json.loads(trace.read_text())["lanes"]["model"]
+    received = len(upstream.received)
+    upstream.script = [*SCRIPT, text("Booked: B-1042.")]  # the n-th request, the n-th step
+    write_spec(tmp_path, bug="turn-2-argument")  # turn 2's second request now differs
+    healed = flowproof(
+        "record", "specs", "--keep-matching", cwd=tmp_path, env=upstream_env(upstream)
+    )
+    assert healed.code == 0, healed.output
+    assert len(upstream.received) == received + 1  # that request, and nothing else
+    after = json.loads(trace.read_text())["lanes"]["model"]
+    assert after[:3] == before[:3] and after[3] != before[3]
+    assert [turn["conversation_turn"] for turn in after] == [1, 1, 2, 2]
 
 
 def test_a_contained_agent_reads_its_turns_too(tmp_path: Path, upstream: ScriptedUpstream) -> None:
