@@ -115,9 +115,14 @@ class Replay:
             return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
         recorded = max((turn.conversation_turn or 0 for turn in self.previous.turns), default=0)
         if recorded != self.user_turns:
+            now = (
+                f"has {self.user_turns} conversation turns"
+                if self.user_turns
+                else "is a single-turn flow"
+            )
             return (
-                f"{self.trace_path} was recorded {_turns_said(recorded)} and the flow now has "
-                f"{_turns_said(self.user_turns)}; run `flowproof record {self.spec_path}` again"
+                f"{self.trace_path} was recorded {_turns_said(recorded)} and the flow now {now}; "
+                f"run `flowproof record {self.spec_path}` again"
             )
         return None
 

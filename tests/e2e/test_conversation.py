@@ -142,6 +142,29 @@ def test_an_extra_request_in_turn_2_is_a_conversation_shape_change(conversation:
     )
 
 
+def test_a_trace_of_another_number_of_turns_is_not_replayed(conversation: Path) -> None:
+    spec = conversation / "specs" / "travel.yaml"
+    text = spec.read_text()
+    third = "      - user: Thank you\n  - assert_tool_call: search_flights\n"
+    spec.write_text(text.replace("  - assert_tool_call: search_flights\n", third, 1))
+    result = run(conversation)
+    assert result.code == 1, result.output
+    assert (
+        "travel.trace.json was recorded with 2 conversation turns and the flow now has 3 "
+        "conversation turns; run `flowproof record specs/travel.yaml` again"
+    ) in result.stderr
+
+
+def test_record_verify_replays_a_conversation_elsewhere(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    upstream.script = list(SCRIPT)
+    write_spec(tmp_path)
+    result = flowproof("record", "specs", "--verify", cwd=tmp_path, env=upstream_env(upstream))
+    assert result.code == 0, result.output
+    assert "no upstream: it replays" in result.stderr
+
+
 def test_an_agent_that_exits_before_turn_2_fails_naming_the_turn(conversation: Path) -> None:
     write_spec(conversation, bug="one-turn")
     result = run(conversation)
