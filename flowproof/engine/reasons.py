@@ -30,7 +30,7 @@ def boundary_reasons(
         reasons.append(traffic.divergence.render())
     reasons.extend(traffic.failures)
     if driven.timed_out:
-        reasons.append(_timed_out(driven, timeout))
+        reasons.append(_timed_out(driven, timeout) + _waiting_for(traffic))
     is_service = isinstance(driven, TriggerOutcome)
     tools_only = any(entries for lane, entries in traffic.lanes.items() if lane != MODEL_LANE)
     if not traffic.requests and not tools_only:
@@ -62,6 +62,21 @@ def boundary_reasons(
             reason += "; " + _service_hint(port)
         reasons.append(reason)
     return reasons
+
+
+def _waiting_for(traffic: Traffic) -> str:
+    """What a conversation was waiting for when its agent ran out of time: an agent that waits
+    for its next turn while flowproof waits for the model's reply to this one waits for ever."""
+    conversation = traffic.conversation
+    if conversation is None or not conversation.by_reply:
+        return ""
+    if conversation.current >= len(conversation.texts):
+        return ""
+    number = conversation.current
+    return (
+        f"; flowproof was still waiting for conversation turn {number}'s reply (a model "
+        f"response with no tool call) before writing turn {number + 1} on the agent's stdin"
+    )
 
 
 def _unanswered(traffic: Traffic) -> str | None:

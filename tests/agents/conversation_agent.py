@@ -71,6 +71,8 @@ def answer(client, messages, turn):
 
 def main():
     client = OpenAI(max_retries=0)
+    if BUG == "reads-too-early":  # waits for its next turn before answering this one
+        sys.stdin.readline()
     messages = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": os.environ["FLOWPROOF_PROMPT"]},

@@ -25,7 +25,14 @@ SCRIPT = [
 TURN_2_CALL_IN_TURN_1 = "- assert_tool_call: create_booking where flight.id equals KQ311"
 
 
-def write_spec(directory: Path, *, bug: str = "", turn_one: str = "", flow_wide: str = "") -> None:
+def write_spec(
+    directory: Path,
+    *,
+    bug: str = "",
+    turn_one: str = "",
+    flow_wide: str = "",
+    timeout: float = 300,
+) -> None:
     """The travel flow; `turn_one`: one more step for turn 1, written as it would be under
     `steps:` at the top level (`- assert_tool_call: ...`)."""
     spec = textwrap.dedent(f"""\
@@ -34,6 +41,7 @@ def write_spec(directory: Path, *, bug: str = "", turn_one: str = "", flow_wide:
         agent:
           command: "{agent_command("conversation_agent.py")}"
           env: {{AGENT_BUG: "{bug}"}}
+          timeout: {timeout}
         tools:
           - name: search_flights
             result: {{ flights: [ {{ id: KQ311, dest: NBO }} ] }}
@@ -140,6 +148,19 @@ def test_an_extra_request_in_turn_2_is_a_conversation_shape_change(conversation:
     assert "conversation shape changed at turn 2: recorded 2 requests, replayed 3" in (
         result.stderr
     )
+
+
+def test_an_agent_waiting_for_its_next_turn_too_early_times_out_saying_so(
+    conversation: Path,
+) -> None:
+    write_spec(conversation, bug="reads-too-early", timeout=2)
+    result = run(conversation)
+    assert result.code == 1, result.output
+    assert (
+        "the agent was still running after its timeout of 2s; flowproof stopped it and every "
+        "process it started; flowproof was still waiting for conversation turn 1's reply (a "
+        "model response with no tool call) before writing turn 2 on the agent's stdin"
+    ) in " ".join(result.stderr.split())
 
 
 def test_a_trace_of_another_number_of_turns_is_not_replayed(conversation: Path) -> None:
