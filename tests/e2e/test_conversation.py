@@ -213,7 +213,7 @@ def test_a_turn_1_step_does_not_see_turn_2s_calls(
     assert result.code == 1, result.output
     reasons = [line.strip() for line in result.stderr.splitlines() if "step " in line]
     assert reasons == [
-        "step 5 (turn 1, travel.yaml:18): assert_tool_call create_booking where flight.id "
+        "step 5 (turn 1, travel.yaml:19): assert_tool_call create_booking where flight.id "
         "equals KQ311 — create_booking was never called; the calls were: search_flights"
     ]
 
