@@ -69,8 +69,7 @@ def turn_scopes(lanes: Sequence[Lane]) -> dict[int, Scope]:
             positions.setdefault(turn.conversation_turn, []).append(index)
     scopes = {}
     for number, where in positions.items():
-        found = build_trajectory([model[index] for index in where])
-        calls = tuple(replace(call, turn=where[call.turn]) for call in found.tool_calls)
+        found = build_trajectory([model[index] for index in where], where)
         bodies = tuple(
             Body(f"turn {index + 1} {part}", value)
             for index in where
@@ -79,7 +78,7 @@ def turn_scopes(lanes: Sequence[Lane]) -> dict[int, Scope]:
                 ("response", model[index].response),
             )
         )
-        scopes[number] = Scope(replace(found, tool_calls=calls), bodies)
+        scopes[number] = Scope(found, bodies)
     return scopes
 
 
