@@ -4,12 +4,15 @@ recorded against the scripted upstream, replayed with no model, and the ways it 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliResult, agent_command, flowproof
+from tests.conftest import ROOT, CliResult, agent_command, flowproof
 from tests.e2e.booking import KEY, record
 from tests.e2e.test_url_and_suite import free_port, start_service
 from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
@@ -302,3 +305,61 @@ def test_a_url_service_is_sent_one_post_per_turn(
     finally:
         process.kill()
         process.wait()
+
+
+IN_PROCESS = """\
+import sys
+from openai import OpenAI
+from flowproof.engine.outcome import Mode
+from flowproof.inprocess import in_process_flow
+
+mode = Mode.RECORD if sys.argv[1] == "record" else Mode.REPLAY
+with in_process_flow("specs/chat.yaml", mode) as flow:
+    client = OpenAI(max_retries=0)
+    messages = []
+    for text in flow.turns:  # the agent answers each turn through to the model's reply
+        messages.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+print("turns:", list(flow.turns), "passed:", flow.outcome.passed)
+"""
+CHAT_SPEC = """\
+name: An in-process agent holds a conversation
+app: agent
+agent:
+  command: "true"
+steps:
+  - conversation:
+      - user: Hello
+        steps:
+          - assert: reply contains first answer
+      - user: And then?
+        steps:
+          - assert: reply contains second answer
+"""
+
+
+def test_an_in_process_agent_answers_the_turns_it_is_given(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "chat.yaml").write_text(CHAT_SPEC)
+    (tmp_path / "agent.py").write_text(IN_PROCESS)
+    upstream.script = [text("The first answer."), text("The second answer.")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **upstream_env(upstream)}
+    for mode in ("record", "replay"):
+        done = subprocess.run(
+            [sys.executable, "agent.py", mode],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "turns: ['Hello', 'And then?'] passed: True" in done.stdout
+        if mode == "record":
+            upstream.stop()
+            trace = json.loads((tmp_path / "specs" / "chat.trace.json").read_text())
+            assert [turn["conversation_turn"] for turn in trace["lanes"]["model"]] == [1, 2]
+            env = {k: v for k, v in env.items() if not k.startswith("FLOWPROOF_AGENT_")}
