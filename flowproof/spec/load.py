@@ -60,7 +60,8 @@ class UserTurn:
     """One user turn of a `conversation:` step."""
 
     number: int
-    """1-based: turn 1 is the agent's FLOWPROOF_PROMPT, every later one a line on its stdin."""
+    """1-based: turn 1 is the agent's FLOWPROOF_PROMPT; every later one is a line on a command
+    agent's stdin, or a POST of its own to a `url:` service."""
     text: str
     line: int | None
 
