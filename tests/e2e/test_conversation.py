@@ -194,6 +194,9 @@ def test_an_agent_that_exits_before_turn_2_fails_naming_the_turn(conversation: P
     result = run(conversation)
     assert result.code == 1, result.output
     assert "the agent ended without answering conversation turn 2" in result.stderr
+    assert flowproof("report", "--html", "r.html", cwd=conversation).code == 0
+    html = (conversation / "r.html").read_text()
+    assert "User · turn 2 · no model request served in it" in html
 
 
 def test_an_agent_that_exits_before_turn_2_fails_its_record_too(
