@@ -33,6 +33,7 @@ from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, w
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.redaction import REDACT
+from flowproof.spec.refs import resolve
 
 if TYPE_CHECKING:
     from flowproof.api import FlowResult
@@ -56,9 +57,13 @@ class FlowFailed(AssertionError):
 @dataclass(slots=True)
 class InProcessFlow:
     prompt: str
-    """The spec's prompt steps, joined (FLOWPROOF_PROMPT)."""
+    """The spec's prompt steps, joined (FLOWPROOF_PROMPT); a conversation's first user turn."""
     environment: dict[str, str]
     """What flowproof set in os.environ for the block."""
+    turns: tuple[str, ...] = ()
+    """A `conversation:` flow's user turns, turn 1 (`prompt`) first; empty for a single-turn
+    flow. The block answers them in order: a turn is complete when the model's reply to it
+    (a response with no tool call) has been served, as for a command agent."""
     outcome: FlowOutcome | None = None
     """Set when the block has ended and the flow was judged."""
 
@@ -138,7 +143,8 @@ def _injected(context: FlowContext, port: int, tool_boundary: McpBoundary) -> In
     wiring = agent_wiring(context, port, tool_boundary)
     full = wiring.environment
     changed = {name: value for name, value in full.items() if os.environ.get(name) != value}
-    return InProcessFlow(wiring.prompt, changed)
+    turns = tuple(resolve(turn.text, context.environ) for turn in context.loaded.conversation)
+    return InProcessFlow(wiring.prompt, changed, turns)
 
 
 def _restore(saved: Mapping[str, str | None]) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flowproof.lanes import MODEL_LANE
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.model import Lane, Turn
+
+if TYPE_CHECKING:
+    from flowproof.conversation import Conversation
 
 MAX_PATH_SHOWN = 200
 """An outsider's path is kept only this long: it is whatever a stranger sent."""
@@ -78,9 +81,14 @@ class Traffic:
     """`record --keep-matching`: model turns (0-based) served from the previous trace."""
     fatal: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the flow has failed at a boundary, so the driver can stop the agent early."""
+    conversation: Conversation | None = None
+    """A `conversation:` flow's user turns: each model turn is tagged with its user turn as it
+    is served, and a reply moves the conversation on (flowproof/conversation.py)."""
 
     def add(self, lane: str, entry: Any) -> None:
         """One entry served or recorded on `lane`."""
+        if self.conversation is not None and lane == MODEL_LANE:
+            entry = self.conversation.tag(entry)
         self.lanes.setdefault(lane, []).append(entry)
 
     @property

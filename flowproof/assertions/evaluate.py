@@ -62,11 +62,16 @@ class StepRef:
     """Where a step is written, for messages: `step 3 (booking.yaml:14)`."""
 
     number: int
-    """1-based position of the step in the spec's `steps:` list."""
+    """1-based position of the step in the spec's `steps:` list; in a flow with a
+    `conversation:`, steps are numbered in the order they are written, those inside its turns
+    included."""
     spec: str
     """The spec's path as given (`specs/booking.yaml`); messages print only its file name."""
     line: int
     """1-based line of the step in that file."""
+    turn: int | None = None
+    """The conversation turn (1-based) whose trajectory the step judges; None for a step that
+    judges the whole flow."""
 
     @property
     def file(self) -> str:
@@ -79,7 +84,8 @@ class StepRef:
         return SpecLine(self.spec, self.line)
 
     def __str__(self) -> str:
-        return f"step {self.number} ({self.file}:{self.line})"
+        turn = f"turn {self.turn}, " if self.turn is not None else ""
+        return f"step {self.number} ({turn}{self.file}:{self.line})"
 
 
 STRICT_KIND = "strict"

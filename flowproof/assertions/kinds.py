@@ -259,6 +259,10 @@ whose last turn is a tool call has no reply, and the step fails saying so:
 <<reply>>
 
 The text runs to the end of the line and may contain the word "and".
+
+Inside a turn of a `conversation:` step ([specs.md](specs.md#conversations-conversation)),
+every step judges that turn alone: `reply contains` reads the turn's reply, and
+`assert_tool_call` / `assert_no_tool_call` the tool calls the model asked for in that turn.
 """
 
 

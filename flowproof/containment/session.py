@@ -55,9 +55,11 @@ async def contained_process(
     supervision: Supervision,
     *,
     cwd: str | None = None,
+    stdin: int | None = None,
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """`cwd`: where the agent runs; the trampoline starts in flowproof's own directory (where
-    the engine is importable however it was started) and changes directory just before exec."""
+    the engine is importable however it was started) and changes directory just before exec.
+    `stdin`: what the agent reads (None: /dev/null); the trampoline hands it on by exec."""
     from flowproof.containment import fsobserve, netcalls
     from flowproof.containment.supervisor import Supervisor
 
@@ -80,7 +82,7 @@ async def contained_process(
     supervisor = None
     try:
         handed = (config, report_w, ack_r)
-        spawn = _start_trampoline(stdout, stderr, handed, supervision.environ)
+        spawn = _start_trampoline(stdout, stderr, handed, supervision.environ, stdin)
         async with owned_process(spawn) as process:
             try:
                 listener = await _handover(process, report_r)
@@ -114,7 +116,11 @@ async def contained_process(
 
 
 async def _start_trampoline(
-    stdout: int, stderr: int, handed: tuple[int, int, int], environ: Mapping[str, str]
+    stdout: int,
+    stderr: int,
+    handed: tuple[int, int, int],
+    environ: Mapping[str, str],
+    stdin: int | None = None,
 ) -> asyncio.subprocess.Process:
     """Start the trampoline with the config memfd, the report pipe's write end and the ack
     pipe's read end (in that order on its command line), which are closed here once it has
@@ -125,7 +131,7 @@ async def _start_trampoline(
             TRAMPOLINE,
             *map(str, handed),
             env=host_environ(environ),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,

@@ -10,9 +10,13 @@ long a child it left behind keeps its stdout open, and no output can stall the r
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
@@ -49,25 +53,43 @@ async def run_command(
     stop: asyncio.Event,
     launcher: Launcher = PLAIN,
     cwd: str | None = None,
+    later_turns: AsyncIterator[str] | None = None,
 ) -> AgentOutcome:
-    """`cwd`: the directory the agent runs in (None: flowproof's own)."""
+    """`cwd`: the directory the agent runs in (None: flowproof's own). `later_turns`: a
+    conversation's user turns after the first, each written on the agent's stdin as one line
+    (a JSON string) as the iterator yields it, stdin closed after the last; None leaves stdin
+    on /dev/null, as a single-turn agent has it."""
     started = time.monotonic()
     # Taken before the spawn: every child flowproof gains from here on is this agent's orphan.
     since = process_clock()
-    async with output_pipes() as (stdout, stderr):
-        async with launcher.launch(
-            shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd
-        ) as process:
-            stdout.handed_over()
-            stderr.handed_over()
-            try:
-                ending = await _wait_for_end(process, timeout, stop)
-            finally:
-                # Also on cancellation: a flow ends with the agent's tree gone, whatever
-                # happened, and the launcher's context is left only after that.
-                await stop_tree(process.pid, adopted_since=since)
-                await _reaped(process)
-        await _drain(stdout, stderr)
+    turns = _TurnPipe.opened() if later_turns is not None else None
+    feeding = None
+    try:
+        async with output_pipes() as (stdout, stderr):
+            # `stdin` only when there is one: a launcher written before conversations has none.
+            given = {"stdin": turns.read_end} if turns is not None else {}
+            async with launcher.launch(
+                shell_argv(command), env, stdout.child_end, stderr.child_end, cwd=cwd, **given
+            ) as process:
+                stdout.handed_over()
+                stderr.handed_over()
+                if turns is not None and later_turns is not None:
+                    feeding = create_task(_feed(turns.handed_over(), later_turns), name="stdin")
+                try:
+                    ending = await _wait_for_end(process, timeout, stop)
+                finally:
+                    if feeding is not None:
+                        feeding.cancel()
+                        with suppress(asyncio.CancelledError):
+                            await feeding
+                    # Also on cancellation: a flow ends with the agent's tree gone, whatever
+                    # happened, and the launcher's context is left only after that.
+                    await stop_tree(process.pid, adopted_since=since)
+                    await _reaped(process)
+            await _drain(stdout, stderr)
+    finally:
+        if turns is not None:
+            turns.close()
     stopped = ending.timed_out or ending.stopped_early
     return AgentOutcome(
         exit_code=None if stopped else process.returncode,
@@ -77,6 +99,53 @@ async def run_command(
         stderr_tail=stderr.tail(),
         seconds=time.monotonic() - started,
     )
+
+
+class _TurnPipe:
+    """The pipe a conversation's later turns reach the agent's stdin through. The agent's end
+    is closed here once the agent holds it, and flowproof's end by the writer once it has it;
+    `close` closes whatever is still held (a launch that failed)."""
+
+    def __init__(self, read_end: int, write_end: int) -> None:
+        self.read_end: int | None = read_end
+        self.write_end: int | None = write_end
+
+    @classmethod
+    def opened(cls) -> _TurnPipe:
+        return cls(*os.pipe())
+
+    def handed_over(self) -> BinaryIO:
+        """The agent holds its end now: flowproof's end, for the writer to own and close."""
+        assert self.read_end is not None and self.write_end is not None
+        os.close(self.read_end)  # the agent's copy alone keeps the pipe's read side open
+        writer = os.fdopen(self.write_end, "wb")
+        self.read_end = self.write_end = None
+        return writer
+
+    def close(self) -> None:
+        for fd in (self.read_end, self.write_end):
+            if fd is not None:
+                os.close(fd)
+        self.read_end = self.write_end = None
+
+
+async def _feed(pipe: BinaryIO, lines: AsyncIterator[str]) -> None:
+    """Write each of `lines` to `pipe` as one JSON-string line, then close it. An agent that
+    has gone (or closed its stdin) just stops the writing: what it did not answer is judged
+    from the traffic (conversation.py)."""
+    loop = asyncio.get_running_loop()
+    try:
+        transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+    except BaseException:
+        pipe.close()
+        raise
+    try:
+        async for line in lines:
+            if transport.is_closing():
+                return
+            transport.write(json.dumps(line, ensure_ascii=False).encode() + b"\n")
+    finally:
+        transport.close()
 
 
 async def _wait_for_end(

@@ -35,12 +35,14 @@ class Launcher(Protocol):
         stderr: int,
         *,
         cwd: str | None = None,
+        stdin: int | None = None,
     ) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
         """Start `argv` with exactly `env`, in `cwd` (None: flowproof's own working directory),
         and yield the started process.
 
         The process leads a new session (its pid is its process group id, which is how its
-        tree is signalled together), reads stdin from /dev/null, and writes to the file
+        tree is signalled together), reads stdin from /dev/null (or from the file descriptor
+        `stdin`: the pipe a conversation's later turns are written to), and writes to the file
         descriptors `stdout` and `stderr` (the driver's pipes, drivers/output.py): the process
         object must hold no pipe of its own, so that waiting for it ends when it exits. It is
         spawned through `process.owned_process`, so that no other flow's stop takes it for an
@@ -65,13 +67,14 @@ class PlainLauncher:
         stderr: int,
         *,
         cwd: str | None = None,
+        stdin: int | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         adopt_orphans()
         spawn = asyncio.create_subprocess_exec(
             *argv,
             env=dict(env),
             cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else stdin,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,
@@ -99,11 +102,12 @@ class SeccompLauncher:
         stderr: int,
         *,
         cwd: str | None = None,
+        stdin: int | None = None,
     ) -> AsyncIterator[asyncio.subprocess.Process]:
         from flowproof.containment.session import contained_process
 
         adopt_orphans()
         async with contained_process(
-            argv, env, stdout, stderr, self.supervision, cwd=cwd
+            argv, env, stdout, stderr, self.supervision, cwd=cwd, stdin=stdin
         ) as process:
             yield process

@@ -1,4 +1,5 @@
-"""Drive an agent service that is already running: POST the task to it, once.
+"""Drive an agent service that is already running: POST the task to it, once (or, for a
+`conversation:` flow, once per user turn, each POST after the last one's answer).
 
 flowproof cannot inject environment into a service it did not start, so the service must
 already point its model client at the proxy's fixed port. The trigger's HTTP status is
@@ -12,13 +13,18 @@ it from the no-network-client lint rule; it never talks to a model.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 from flowproof.spellings import clip
+
+if TYPE_CHECKING:
+    from flowproof.conversation import Conversation
 
 _BODY_SHOWN = 2000
 
@@ -35,10 +41,16 @@ class TriggerOutcome(DriverOutcome):
 
 
 async def trigger_url(
-    url: str, prompt: str, headers: Mapping[str, str], timeout: float, stop: asyncio.Event
+    url: str,
+    prompt: str,
+    headers: Mapping[str, str],
+    timeout: float,
+    stop: asyncio.Event,
+    sent: Mapping[str, Any] | None = None,
 ) -> TriggerOutcome:
+    """`sent`: what to POST instead of `{"prompt": prompt}` (a conversation's turn)."""
     started = time.monotonic()
-    post = create_task(_post(url, prompt, headers), name="url-trigger")
+    post = create_task(_post(url, prompt, headers, sent), name="url-trigger")
     stopped = create_task(stop.wait(), name="url-trigger-stop")
     await asyncio.wait({post, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()
@@ -63,12 +75,40 @@ async def trigger_url(
     )
 
 
-async def _post(url: str, prompt: str, headers: Mapping[str, str]) -> tuple[int | None, str, str]:
+async def converse(
+    url: str,
+    conversation: Conversation,
+    headers: Mapping[str, str],
+    timeout: float,
+    stop: asyncio.Event,
+) -> TriggerOutcome:
+    """One POST per user turn, `{"prompt": <the turn's text>, "conversation_id": <minted for
+    this flow>, "turn": <1, 2, ...>}`, each sent once the one before was answered; the whole
+    conversation within `timeout`. A turn the service could not be reached for, or did not
+    answer in time, ends it: the later turns are never sent."""
+    started = time.monotonic()
+    conversation_id = secrets.token_hex(8)
+    outcome: TriggerOutcome | None = None
+    for number, text in enumerate(conversation.texts, 1):
+        conversation.begin(number)
+        left = timeout - (time.monotonic() - started)
+        body = {"prompt": text, "conversation_id": conversation_id, "turn": number}
+        outcome = await trigger_url(url, text, headers, max(left, 0.001), stop, body)
+        if outcome.status is None:
+            break
+    assert outcome is not None  # a conversation has a turn
+    return replace(outcome, seconds=time.monotonic() - started)
+
+
+async def _post(
+    url: str, prompt: str, headers: Mapping[str, str], body: Mapping[str, Any] | None = None
+) -> tuple[int | None, str, str]:
     import aiohttp  # only a `url:` flow pays for the client
 
+    sent = dict(body) if body is not None else {"prompt": prompt}
     try:
         async with aiohttp.ClientSession(trust_env=False) as session:
-            async with session.post(url, json={"prompt": prompt}, headers=dict(headers)) as reply:
+            async with session.post(url, json=sent, headers=dict(headers)) as reply:
                 text = await reply.text(errors="replace")
                 return reply.status, clip(text, _BODY_SHOWN), ""
     except aiohttp.ClientError as exc:

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof.containment import engages_egress
+from flowproof.conversation import Conversation
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
-from flowproof.drivers.url import TriggerOutcome, trigger_url
+from flowproof.drivers.url import TriggerOutcome, converse, trigger_url
 from flowproof.engine.context import FlowContext
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
@@ -32,8 +33,14 @@ class DriveResult:
 
 
 async def drive(
-    context: FlowContext, port: int, stop: asyncio.Event, tool_boundary: McpBoundary
+    context: FlowContext,
+    port: int,
+    stop: asyncio.Event,
+    tool_boundary: McpBoundary,
+    conversation: Conversation | None = None,
 ) -> DriveResult:
+    """`conversation`: a `conversation:` flow's user turns, the later ones handed to the agent
+    on its stdin as each begins."""
     loaded, suite, environ = context.loaded, context.suite, context.environ
     agent = loaded.spec.agent
     egress = None
@@ -51,14 +58,23 @@ async def drive(
     if agent.url is not None:
         url = resolve(agent.url, environ, handles)
         headers = {name: resolve(value, environ) for name, value in agent.headers.items()}
-        triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
+        if conversation is not None:
+            triggered = await converse(url, conversation, headers, agent.timeout, stop)
+        else:
+            triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
         return DriveResult(triggered, egress=egress)
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)
     launcher = await _launcher(egress, environ)
     cwd = context.cwd
     outcome = await run_command(
-        command, env, agent.timeout, stop, launcher, cwd=None if cwd is None else str(cwd)
+        command,
+        env,
+        agent.timeout,
+        stop,
+        launcher,
+        cwd=None if cwd is None else str(cwd),
+        later_turns=conversation.later_turns() if conversation is not None else None,
     )
     return DriveResult(outcome, egress=egress)
 
@@ -66,7 +82,7 @@ async def drive(
 def agent_wiring(context: FlowContext, port: int, tool_boundary: McpBoundary) -> AgentWiring:
     """A flow's agent environment: its prompt, then the suite's `env:` and `agent.env`."""
     loaded, suite = context.loaded, context.suite
-    prompt = resolve("\n".join(loaded.prompts), context.environ)
+    prompt = resolve("\n".join(loaded.prompts), context.environ)  # a conversation's first turn
     spec_env = {**(suite.settings.env if suite else {}), **loaded.spec.agent.env}
     return wire_agent(context.environ, port, context.capability, tool_boundary, prompt, spec_env)
 

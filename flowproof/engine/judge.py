@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flowproof.assertions.egress import EgressEvidence
@@ -12,6 +13,15 @@ from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
 from flowproof.engine.context import FlowContext
 from flowproof.spec.refs import resolve
+from flowproof.trace.trajectory import build_trajectory
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one conversation turn's steps judge: that turn's trajectory and bodies alone."""
+
+    trajectory: Trajectory
+    bodies: tuple[Body, ...]
 
 
 def judge(
@@ -19,11 +29,14 @@ def judge(
     trajectory: Trajectory,
     bodies: Sequence[Body],
     egress: EgressEvidence | None = None,
+    turns: Mapping[int, Scope] | None = None,
 ) -> tuple[Verdict, ...]:
     """Every verdict of the flow, in spec order, with the flow-level strict verdict last.
 
-    Each registered evaluator is called once, with its steps in spec order; also when it has
-    none, because `strict: true` judges a flow that lists no assert_tool_call at all. A value
+    Each registered evaluator is called once for the flow-wide steps, with its steps in spec
+    order; also when it has none, because `strict: true` judges a flow that lists no
+    assert_tool_call at all. In a conversation, each turn's steps are judged apart, against
+    `turns[n]` (that turn's trajectory), and `strict:` counts the flow-wide steps alone. A value
     that turns out unusable once `${VAR}` is resolved is a SpecError at the step's line."""
     loaded, environ = context.loaded, context.environ
     strict = (
@@ -41,10 +54,20 @@ def judge(
     groups: dict[Evaluator, list[tuple[StepRef, Any]]] = {
         kind.evaluator: [] for kind in step_kinds()
     }
+    in_turns: dict[int, dict[Evaluator, list[tuple[StepRef, Any]]]] = {}
     for step in loaded.assertions:
-        groups[step_kind(step.kind).evaluator].append((step.ref, step.assertion))
+        group = groups if step.turn is None else in_turns.setdefault(step.turn, {})
+        group.setdefault(step_kind(step.kind).evaluator, []).append((step.ref, step.assertion))
     verdicts = [
         verdict for evaluator, steps in groups.items() for verdict in evaluator(steps, evidence)
     ]
+    for number, turn_groups in in_turns.items():
+        scope = (turns or {}).get(number, Scope(build_trajectory(()), ()))
+        scoped = replace(evidence, trajectory=scope.trajectory, bodies=scope.bodies, strict=None)
+        verdicts += [
+            verdict
+            for evaluator, steps in turn_groups.items()
+            for verdict in evaluator(steps, scoped)
+        ]
     # Spec order; a verdict of no step (strict) goes last. The sort is stable.
     return tuple(sorted(verdicts, key=lambda v: v.step.number if v.step else float("inf")))

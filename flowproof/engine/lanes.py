@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
+from flowproof.engine.judge import Scope
 from flowproof.errors import TraceError
 from flowproof.lanes import MODEL_LANE
 
@@ -55,6 +56,30 @@ def trajectory(lanes: Sequence[Lane]) -> Trajectory:
     )
     executed = tuple(call for lane in lanes for call in lane_kind(lane).executed(lane))
     return replace(found, executed=executed)
+
+
+def turn_scopes(lanes: Sequence[Lane]) -> dict[int, Scope]:
+    """Each conversation turn's trajectory and bodies, read from the model turns tagged with
+    it (numbered as in the whole flow). A tool boundary's executed calls are not tagged with a
+    turn: a `<server>/<tool>` step judges the whole flow (the spec loader says so)."""
+    model = next((lane.entries for lane in lanes if lane.name == MODEL_LANE), ())
+    positions: dict[int, list[int]] = {}
+    for index, turn in enumerate(model):
+        if turn.conversation_turn is not None:
+            positions.setdefault(turn.conversation_turn, []).append(index)
+    scopes = {}
+    for number, where in positions.items():
+        found = build_trajectory([model[index] for index in where], where)
+        bodies = tuple(
+            Body(f"turn {index + 1} {part}", value)
+            for index in where
+            for part, value in (
+                ("request", model[index].request),
+                ("response", model[index].response),
+            )
+        )
+        scopes[number] = Scope(found, bodies)
+    return scopes
 
 
 def trace_changes(old: Trace, new: Trace) -> list[str]:

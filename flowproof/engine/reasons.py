@@ -23,13 +23,14 @@ def boundary_reasons(
 ) -> list[str]:
     """`expected_turns` is how many model turns the flow must serve (the trace's count at
     replay); None when any number will do (record). An agent that only used its MCP tools
-    (a lane has entries) made no model request and needed none."""
+    (a lane has entries) made no model request and needed none. In a `conversation:` flow, an
+    agent that ended before it answered every user turn is said so first, naming the turn."""
     reasons: list[str] = []
     if traffic.divergence is not None:
         reasons.append(traffic.divergence.render())
     reasons.extend(traffic.failures)
     if driven.timed_out:
-        reasons.append(_timed_out(driven, timeout))
+        reasons.append(_timed_out(driven, timeout) + _waiting_for(traffic))
     is_service = isinstance(driven, TriggerOutcome)
     tools_only = any(entries for lane, entries in traffic.lanes.items() if lane != MODEL_LANE)
     if not traffic.requests and not tools_only:
@@ -39,6 +40,14 @@ def boundary_reasons(
             if isinstance(driven, TriggerOutcome) and unreachable
             else _no_requests(driven, port, len(traffic.outsiders))
         )
+    elif not reasons and (unanswered := _unanswered(traffic)) is not None:
+        how = (
+            f"; it exited with code {driven.exit_code}"
+            + _tail("its stderr ended with", driven.stderr_tail)
+            if isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None)
+            else ""
+        )
+        reasons.append(unanswered + how)
     elif isinstance(driven, AgentOutcome) and driven.exit_code not in (0, None) and not reasons:
         reasons.append(
             f"the agent exited with code {driven.exit_code}"
@@ -53,6 +62,25 @@ def boundary_reasons(
             reason += "; " + _service_hint(port)
         reasons.append(reason)
     return reasons
+
+
+def _waiting_for(traffic: Traffic) -> str:
+    """What a conversation was waiting for when its agent ran out of time: an agent that waits
+    for its next turn while flowproof waits for the model's reply to this one waits for ever."""
+    conversation = traffic.conversation
+    if conversation is None or not conversation.by_reply:
+        return ""
+    if conversation.current >= len(conversation.texts):
+        return ""
+    number = conversation.current
+    return (
+        f"; flowproof was still waiting for conversation turn {number}'s reply (a model "
+        f"response with no tool call) before writing turn {number + 1} on the agent's stdin"
+    )
+
+
+def _unanswered(traffic: Traffic) -> str | None:
+    return traffic.conversation.unanswered() if traffic.conversation is not None else None
 
 
 def _timed_out(driven: AgentOutcome | TriggerOutcome, timeout: float) -> str:

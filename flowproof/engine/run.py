@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.capability import REDACTED_AS
+from flowproof.conversation import Conversation
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -30,6 +31,7 @@ from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
 from flowproof.redaction import REDACT, Redactor
 from flowproof.spec.load import LoadedSpec
+from flowproof.spec.refs import resolve
 from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:
@@ -56,6 +58,10 @@ async def run_flow(
         return _failed(loaded, strategy, problem)
     secret_values = context.secrets  # an unset declared secret fails here, after the above
     traffic = Traffic()
+    if loaded.conversation:
+        texts = tuple(resolve(turn.text, environ) for turn in loaded.conversation)
+        # A command agent's turn is complete at the model's reply; a service's, at its answer.
+        traffic.conversation = Conversation(texts, by_reply=spec.agent.url is None)
     capability = context.capability
     # An agent can echo its base URL into its output, which reports and records show.
     REDACT.hide(REDACTED_AS, capability.token)
@@ -77,7 +83,12 @@ async def run_flow(
                 )
             except OSError as exc:
                 return _failed(loaded, strategy, _busy(spec.agent.proxy_port, exc))
-            driven = await (agent or drive)(context, port, traffic.fatal, tool_boundary)
+            if agent is None:
+                driven = await drive(
+                    context, port, traffic.fatal, tool_boundary, traffic.conversation
+                )
+            else:
+                driven = await agent(context, port, traffic.fatal, tool_boundary)
     finally:
         # After the backend has closed, not before: closing it cancels the upstream calls
         # still in flight (an agent stopped mid-call, an interrupt), which the proxy would
@@ -98,7 +109,8 @@ async def run_flow(
         # the same failure again as a cascade of missing calls.
         bodies = lanes.all_bodies(served)
         egress = driven.egress.evidence() if driven.egress else None
-        verdicts = judge(context, trajectory, bodies, egress)
+        scopes = lanes.turn_scopes(served) if loaded.conversation else None
+        verdicts = judge(context, trajectory, bodies, egress, scopes)
         reasons = [verdict.message for verdict in verdicts if not verdict.passed]
     if not reasons:  # the store guard: what must never be committed fails the record
         # The capability is as good as dead once the flow ends, but a trace is committed

@@ -58,6 +58,7 @@ def flow_record(
             step.kind,
             str(step.assertion),
             verdicts.get(step.ref.number),
+            step.turn,
         )
         for step in (loaded.assertions if loaded else ())
     ]
@@ -85,6 +86,7 @@ def flow_record(
         verdict=verdict,
         reasons=list(flow.reasons),
         prompt="\n".join(loaded.prompts) if loaded else "",
+        conversation=[turn.text for turn in loaded.conversation] if loaded else [],
         steps=steps,
         divergence=_divergence(flow.divergence) if flow.divergence else None,
         turns=turns,
@@ -141,9 +143,16 @@ def _executed(call: ExecutedCall) -> ExecutedCallRecord:
 
 
 def _step_record(
-    flow: FlowOutcome, number: int, line: int, kind: str, expected: str, verdict: Verdict | None
+    flow: FlowOutcome,
+    number: int,
+    line: int,
+    kind: str,
+    expected: str,
+    verdict: Verdict | None,
+    turn: int | None = None,
 ) -> StepRecord:
     return StepRecord(
+        turn=turn,
         step=number,
         file=str(flow.spec_path),
         line=line or None,

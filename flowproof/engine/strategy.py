@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from flowproof import __version__
+from flowproof.conversation import turn_counts
 from flowproof.engine.context import FlowContext
 from flowproof.engine.lanes import check_lanes
 from flowproof.engine.outcome import Mode
 from flowproof.errors import ConfigError, TraceError
-from flowproof.matching.match import TurnMatcher
+from flowproof.matching.match import matcher_for
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.mocks import ToolMocks
@@ -30,6 +31,7 @@ from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
 from flowproof.traffic import Traffic
+from flowproof.words import plural
 
 if TYPE_CHECKING:  # record only: a replay loads neither the forwarding backend nor the lint
     from collections.abc import Callable
@@ -100,6 +102,8 @@ class Replay:
     spec_path: Path
     previous: Trace | None
     mode: Mode = Mode.REPLAY
+    user_turns: int = 0
+    """The user turns of the flow's `conversation:`; 0 for a single-turn flow."""
 
     def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
         if self.previous is None:
@@ -107,21 +111,40 @@ class Replay:
         return ReplaySide(self.previous)
 
     def cannot_start(self) -> str | None:
-        if self.previous is not None:
-            return None
-        return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
+        if self.previous is None:
+            return f"no trace at {self.trace_path}; run `flowproof record {self.spec_path}` first"
+        recorded = max((turn.conversation_turn or 0 for turn in self.previous.turns), default=0)
+        if recorded != self.user_turns:
+            now = (
+                f"has {self.user_turns} conversation turns"
+                if self.user_turns
+                else "is a single-turn flow"
+            )
+            return (
+                f"{self.trace_path} was recorded {_turns_said(recorded)} and the flow now {now}; "
+                f"run `flowproof record {self.spec_path}` again"
+            )
+        return None
 
     @asynccontextmanager
     async def backend(
         self, traffic: Traffic, mocks: ToolMocks, rules: RequestRules = STRICT
     ) -> AsyncIterator[Backend]:
         assert self.previous is not None  # cannot_start() said so
+        conversation = traffic.conversation
         # A trace edited since record may hold a request its digest no longer vouches for.
-        matcher = TurnMatcher(self.previous.turns, rules.ignored, exact=self.previous.unedited)
+        matcher = matcher_for(
+            self.previous.turns,
+            rules.ignored,
+            (lambda: conversation.current) if conversation is not None else None,
+            exact=self.previous.unedited,
+        )
         backend = ReplayBackend(matcher, mocks, traffic, rules)
         try:
             yield backend
         finally:
+            if conversation is not None:
+                _check_shape(self.previous, traffic)
             if os.environ.get(DEBUG_REPLAY_VARIABLE):
                 traffic.notes.append(
                     f"byte-exact replay: {backend.served_exact} of {matcher.served} turns "
@@ -152,6 +175,30 @@ class Replay:
         return None
 
 
+def _turns_said(user_turns: int) -> str:
+    return f"with {user_turns} conversation turns" if user_turns else "as a single-turn flow"
+
+
+def _check_shape(recorded: Trace, traffic: Traffic) -> None:
+    """A replayed user turn that sent fewer requests than its recording fails the flow, naming
+    the turn (one that sent more diverged at its extra request). Only when nothing failed
+    before, and every user turn was reached: an agent cut short, or gone before a turn, is
+    said so otherwise (engine/run.py)."""
+    conversation = traffic.conversation
+    if conversation is None or traffic.divergence is not None or traffic.failures:
+        return
+    if conversation.unanswered() is not None:
+        return
+    counts = turn_counts(recorded.turns)
+    for number, replayed in enumerate(conversation.requests, 1):
+        if replayed != counts.get(number, 0):
+            traffic.fail(
+                f"conversation shape changed at turn {number}: recorded "
+                f"{plural(counts.get(number, 0), 'request')}, replayed {replayed}"
+            )
+            return
+
+
 @dataclass(slots=True)
 class Record:
     trace_path: Path
@@ -180,7 +227,9 @@ class Record:
         placeholder = _hold_place(self.trace_path)
         try:
             if self.keep_matching and self.previous is not None:
-                kept = TurnMatcher(self.previous.turns, rules.ignored)
+                conversation = traffic.conversation  # a conversation keeps turns by user turn
+                current = (lambda: conversation.current) if conversation is not None else None
+                kept = matcher_for(self.previous.turns, rules.ignored, current)
                 yield KeepMatchingBackend(kept, forward, mocks, traffic, rules)
             else:
                 yield forward
@@ -251,7 +300,8 @@ def strategy_for(
     loaded, credentials = context.loaded, context.record_keys
     trace_path = trace_path_for(loaded.path)
     if mode is Mode.REPLAY:
-        return Replay(trace_path, loaded.path, _existing(trace_path, credentials))
+        previous = _existing(trace_path, credentials)
+        return Replay(trace_path, loaded.path, previous, user_turns=len(loaded.conversation))
     from flowproof.outbound.trust import upstream_context  # record only: replay has no client
     from flowproof.proxy.forward import Upstream
 

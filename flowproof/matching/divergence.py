@@ -24,6 +24,7 @@ from flowproof.matching.match import compared
 from flowproof.matching.remedy import classify
 from flowproof.readjson import read_json
 from flowproof.spellings import CUT, clip
+from flowproof.words import plural
 
 """The lane of every divergence at the model boundary."""
 EQUAL_BODIES = "the bodies are equal (no difference found)"
@@ -77,6 +78,13 @@ class Divergence:
     """The differing fields after `difference` (a renamed argument's new key), bounded."""
     unshown: int = 0
     """How many more fields differ beyond `difference` and `others`."""
+    conversation_turn: int | None = None
+    """In a `conversation:` flow, the user turn the request was sent in."""
+    turn_request: int | None = None
+    """In a `conversation:` flow, the request's 1-based place among its user turn's."""
+    shape: tuple[int, int] | None = None
+    """(recorded, replayed) model requests of the user turn, when the replay sent more
+    requests in it than its recording holds: the conversation's shape changed."""
 
     @property
     def fields(self) -> FieldDifferences:
@@ -97,6 +105,23 @@ class Divergence:
             return (
                 f"{self.lane}: call {self.index} matches no recorded call "
                 f"(compared with recorded call {self.recorded_index})"
+            )
+        if self.shape is not None:
+            recorded, replayed = self.shape
+            return (
+                f"conversation shape changed at turn {self.conversation_turn}: recorded "
+                f"{plural(recorded, 'request')}, replayed {replayed}"
+            )
+        if self.conversation_turn is not None:
+            compared_with = (
+                f"compared with recorded turn {self.recorded_index}"
+                if self.recorded_index is not None
+                else self.detail
+            )
+            return (
+                f"turn {self.conversation_turn}, request {self.turn_request} (request "
+                f"{self.index} of the flow) matches no recorded request of turn "
+                f"{self.conversation_turn} ({compared_with})"
             )
         if self.recorded_index is None:
             return f"request {self.index} is an extra model call: {self.detail}"
@@ -119,6 +144,23 @@ def extra_call(index: int, recorded_count: int) -> Divergence:
     """Request `index` arrived after every one of the `recorded_count` turns was served."""
     reason = f"all {recorded_count} recorded turns were already served"
     return Divergence(MODEL_LANE, index, None, (), None, reason)
+
+
+def shape_changed(index: int, user_turn: int, recorded: int, replayed: int) -> Divergence:
+    """Request `index`, the `replayed`-th of user turn `user_turn`, arrived after every one of
+    the turn's `recorded` requests was served."""
+    reason = f"all {recorded} recorded requests of turn {user_turn} were already served"
+    return Divergence(
+        MODEL_LANE,
+        index,
+        None,
+        (),
+        None,
+        reason,
+        conversation_turn=user_turn,
+        turn_request=replayed,
+        shape=(recorded, replayed),
+    )
 
 
 def explain(

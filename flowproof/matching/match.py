@@ -180,3 +180,83 @@ def _shared_history(recorded: Any, replayed: Any) -> int:
                 shared += 1
             return shared
     return 0
+
+
+class ConversationMatcher:
+    """A `conversation:` trace's turns, each served only within the user turn it was recorded
+    in: one TurnMatcher per user turn, asked for the user turn the agent is in now
+    (`current`, read from the traffic as each request arrives). Both kinds of claim go through
+    the same per-turn matcher, so the byte-exact path serves what the read path would.
+
+    Indices in and out are the trace's (`turns` is every turn, as TurnMatcher's is)."""
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        current: Callable[[], int],
+        ignored: Sequence[FieldPath] = (),
+        *,
+        exact: bool = True,
+    ) -> None:
+        self.turns = tuple(turns)
+        self.ignored = tuple(ignored)
+        self._current = current
+        positions: dict[int, list[int]] = {}
+        for index, turn in enumerate(self.turns):
+            positions.setdefault(turn.conversation_turn or 0, []).append(index)
+        self._parts = {
+            user_turn: (TurnMatcher([self.turns[i] for i in where], ignored, exact=exact), where)
+            for user_turn, where in positions.items()
+        }
+
+    @property
+    def user_turn(self) -> int:
+        """The user turn the agent is in."""
+        return self._current()
+
+    def recorded_in(self, user_turn: int) -> int:
+        """How many requests the recording holds for `user_turn`."""
+        part = self._parts.get(user_turn)
+        return 0 if part is None else len(part[1])
+
+    def claim(self, dialect: str, request: Any) -> int | None:
+        return self._in_turn(lambda matcher: matcher.claim(dialect, request))
+
+    def claim_exact(
+        self, dialect: str, digest: str, admitted: Callable[[], bool] = lambda: True
+    ) -> int | None:
+        return self._in_turn(lambda matcher: matcher.claim_exact(dialect, digest, admitted))
+
+    def closest(self, dialect: str, request: Any) -> int | None:
+        return self._in_turn(lambda matcher: matcher.closest(dialect, request))
+
+    def _in_turn(self, ask: Callable[[TurnMatcher], int | None]) -> int | None:
+        part = self._parts.get(self._current())
+        if part is None:
+            return None
+        matcher, where = part
+        local = ask(matcher)
+        return None if local is None else where[local]
+
+    @property
+    def served(self) -> int:
+        return sum(matcher.served for matcher, _ in self._parts.values())
+
+    def unserved(self) -> list[int]:
+        return sorted(
+            where[i] for matcher, where in self._parts.values() for i in matcher.unserved()
+        )
+
+
+def matcher_for(
+    turns: Sequence[Turn],
+    ignored: Sequence[FieldPath] = (),
+    current: Callable[[], int] | None = None,
+    *,
+    exact: bool = True,
+) -> TurnMatcher | ConversationMatcher:
+    """The matching rule a recorded model lane follows: turn-scoped for a conversation's trace
+    replayed by a conversation flow (`current` given), else TurnMatcher."""
+    if current is not None and any(turn.conversation_turn is not None for turn in turns):
+        return ConversationMatcher(turns, current, ignored, exact=exact)
+    return TurnMatcher(turns, ignored, exact=exact)

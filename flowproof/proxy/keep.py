@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from flowproof.errors import ToolResultsExhausted
-from flowproof.matching.match import TurnMatcher
+from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend, ModelCall
@@ -24,7 +24,7 @@ from flowproof.traffic import Answer, Traffic
 class KeepMatchingBackend:
     def __init__(
         self,
-        kept: TurnMatcher,
+        kept: TurnMatcher | ConversationMatcher,
         forward: Backend,
         mocks: ToolMocks,
         traffic: Traffic,

@@ -2,7 +2,8 @@
 kept with the model boundary as mcp/kind.py is kept with the tool boundary.
 
 A turn is written to a trace as `{"dialect", "request", "response"}`, with the digest of the
-bytes the agent sent (`request_sha256`, matching/exact.py) when record took one; a loaded lane
+bytes the agent sent (`request_sha256`, matching/exact.py) when record took one, and the
+conversation's user turn it belongs to (`conversation_turn`) in a multi-turn flow; a loaded lane
 is refused when a turn names a dialect this flowproof does not know; the secret scan reads
 both bodies; the run record shows one timeline row per turn from its parsed facts
 (trace/model.py); and `record --diff` and the trajectory read the main conversation
@@ -28,6 +29,9 @@ from flowproof.trace.model import Lane, Trace, Turn
 from flowproof.trace.tracediff import diff_traces
 from flowproof.trace.trajectory import build_trajectory
 
+CONVERSATION_FIELD = "conversation_turn"
+"""The user turn a model turn belongs to, in a trace of a `conversation:` flow."""
+
 
 class ModelLane(LaneKind):
     """Model turns, each spoken in a dialect (replay matches them strictly by body, each at most
@@ -39,6 +43,8 @@ class ModelLane(LaneKind):
         document = {"dialect": entry.dialect, "request": entry.request, "response": entry.response}
         if entry.request_sha256 is not None:
             document[DIGEST_FIELD] = entry.request_sha256
+        if entry.conversation_turn is not None:
+            document[CONVERSATION_FIELD] = entry.conversation_turn
         return document
 
     def decode(self, data: Any, where: str) -> Turn:
@@ -50,7 +56,7 @@ class ModelLane(LaneKind):
             if not is_digest(digest):
                 raise Malformed(f"{where}.{DIGEST_FIELD} is not a SHA-256 digest (64 hex digits)")
         request, response = field(turn, "request", where), field(turn, "response", where)
-        return Turn(dialect, request, response, digest)
+        return Turn(dialect, request, response, digest, _conversation_turn(turn, where))
 
     def check(self, lane: Lane, source: str) -> None:
         for number, turn in enumerate(lane.entries, 1):
@@ -74,15 +80,31 @@ class ModelLane(LaneKind):
         return build_trajectory(lane.entries)
 
 
+def _conversation_turn(turn: Document, where: str) -> int | None:
+    number = turn.get(CONVERSATION_FIELD)
+    if number is None:
+        return None
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+        raise Malformed(f"{where}.{CONVERSATION_FIELD} is not a turn number (1, 2, ...)")
+    return number
+
+
 def _turn_row(lane: str, number: int, turn: Turn) -> TimelineEntry:
     facts = turn.facts
     if facts is None:
-        return TimelineEntry(lane=lane, turn=number, dialect=turn.dialect, known=False)
+        return TimelineEntry(
+            lane=lane,
+            turn=number,
+            dialect=turn.dialect,
+            known=False,
+            conversation_turn=turn.conversation_turn,
+        )
     return TimelineEntry(
         lane=lane,
         turn=number,
         dialect=turn.dialect,
         known=True,
+        conversation_turn=turn.conversation_turn,
         tool_results=[
             ToolResultRecord(tool=name, content=content) for name, content in facts.tool_results
         ],

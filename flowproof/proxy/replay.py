@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
 from flowproof.matching.exact import FastGate, remembered, request_digest
-from flowproof.matching.match import TurnMatcher
+from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
@@ -40,7 +41,7 @@ class ReplayBackend:
 
     def __init__(
         self,
-        matcher: TurnMatcher,
+        matcher: TurnMatcher | ConversationMatcher,
         mocks: ToolMocks,
         traffic: Traffic,
         rules: RequestRules = STRICT,
@@ -107,8 +108,23 @@ class ReplayBackend:
 
     def _explain(self, number: int, dialect: Dialect, request: Any) -> divergence.Divergence:
         closest = self.matcher.closest(dialect.name, request)
+        conversation = self.traffic.conversation
+        if isinstance(self.matcher, ConversationMatcher) and conversation is not None:
+            # Named by its user turn: "turn 2, request 1 ...", or the turn's shape changed.
+            user_turn = self.matcher.user_turn
+            in_turn = conversation.requests[user_turn - 1] + 1
+            if closest is None:
+                recorded = self.matcher.recorded_in(user_turn)
+                return divergence.shape_changed(number, user_turn, recorded, in_turn)
+            found = self._explained(number, closest, dialect, request)
+            return replace(found, conversation_turn=user_turn, turn_request=in_turn)
         if closest is None:
             return divergence.extra_call(number, len(self.matcher.turns))
+        return self._explained(number, closest, dialect, request)
+
+    def _explained(
+        self, number: int, closest: int, dialect: Dialect, request: Any
+    ) -> divergence.Divergence:
         turn = self.matcher.turns[closest]
         return divergence.explain(
             number, closest, turn.dialect, turn.request, dialect, request, self.matcher.ignored

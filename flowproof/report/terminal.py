@@ -12,6 +12,7 @@ also keeps any line (a reason quoting model text, say) from starting a GitHub wo
 
 from __future__ import annotations
 
+import json
 import signal
 from typing import Literal
 
@@ -36,6 +37,7 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
     if flow.interrupted is not None:
         return _interrupted_lines(flow)
     lines = [f"{_verdict(flow)}  {_named(flow)} · {_counts(flow, mode)}"]
+    lines += [indent(line) for line in conversation_lines(flow)]
     if flow.containment is not None:  # a flow that declares no egress rule is not told so each
         lines.append(indent(f"containment: {flow.containment}"))  # run; its record says so
     lines += [indent(reason) for reason in flow.reasons]
@@ -44,6 +46,36 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
     if fs_report:
         lines.append(indent(fs_report))
     return lines
+
+
+def conversation_lines(flow: FlowRecord) -> list[str]:
+    """A conversation flow's turns, one line each: its model requests, its steps' verdicts
+    and what the user said (the failing steps are among the flow's reasons, each naming its
+    turn); nothing for a single-turn flow."""
+    lines = []
+    for number, text in enumerate(flow.conversation, 1):
+        requests = sum(
+            1
+            for row in flow.timeline
+            if isinstance(row, TimelineEntry) and row.conversation_turn == number
+        )
+        steps = [step for step in flow.steps if step.turn == number]
+        judged = [step for step in steps if step.passed is not None]
+        verdicts = (
+            f"{sum(bool(step.passed) for step in judged)} of {plural(len(steps), 'step')} passed"
+            if judged
+            else f"{plural(len(steps), 'step')} not evaluated"
+            if steps
+            else "no steps"
+        )
+        said = json.dumps(_first_line(text), ensure_ascii=False)  # quoted: one line, always
+        lines.append(f"turn {number} · {plural(requests, 'request')} · {verdicts} · {said}")
+    return lines
+
+
+def _first_line(text: str, width: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def error_lines(spec: str, message: str) -> list[str]:

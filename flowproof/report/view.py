@@ -15,7 +15,7 @@ from typing import Any
 
 from flowproof.lanes import MODEL_LANE
 from flowproof.readjson import read_json
-from flowproof.report.terminal import flow_warnings
+from flowproof.report.terminal import conversation_lines, flow_warnings
 from flowproof.runrecord.model import (
     ControlRecord,
     DifferenceRecord,
@@ -69,6 +69,8 @@ class TurnView:
     tool_results: list[ToolResult]
     tool_calls: list[ToolCall]
     text: Block | None
+    conversation_turn: int | None = None
+    """The user turn it was sent in (a conversation flow); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +200,18 @@ class StepView:
     message: str
     detail: str
     """The message without its `step N (file:line): <step> — ` prefix (the table shows those)."""
+    turn: int | None = None
+    """The conversation turn the step judged; None for a flow-wide step."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurnView:
+    """One user turn of a conversation flow: what the user said, and how the turn went."""
+
+    number: int
+    text: str
+    summary: str
+    """`turn 2 · 2 requests · 3 of 3 steps passed · "Yes, book it"` (as the terminal says)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +239,9 @@ class FlowView:
     failure_type: str
     """divergence | assertion | run ('' when passed): why, in one word, for JUnit."""
     prompt: str
+    conversation: list[UserTurnView]
+    """The user turns of a conversation flow; empty for a single-turn flow. The steps and the
+    timeline are grouped by them (each step and model turn carries its `turn`)."""
     steps: list[StepView]
     divergence: DivergenceView | None
     served: int
@@ -343,7 +360,13 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         first_reason=flow.reasons[0] if flow.reasons else "",
         failure_type=_failure_type(passed, divergence, steps),
         prompt=flow.prompt,
-        steps=steps,
+        conversation=[
+            UserTurnView(number, text, summary)
+            for (number, text), summary in zip(
+                enumerate(flow.conversation, 1), conversation_lines(flow), strict=True
+            )
+        ],
+        steps=_grouped(steps),
         divergence=divergence,
         served=flow.turns.served,
         recorded=flow.turns.recorded,
@@ -393,7 +416,15 @@ def _step(step: StepRecord) -> StepView:
         verdict=step.verdict,
         message=step.message,
         detail=step.observed or step.message,
+        turn=step.turn,
     )
+
+
+def _grouped(steps: list[StepView]) -> list[StepView]:
+    """Each conversation turn's steps together, turn 1 first, then the flow-wide steps (the
+    strict verdict last, as always); a single-turn flow's in their order."""
+    in_turns = sorted((s for s in steps if s.turn is not None), key=lambda s: s.turn or 0)
+    return [*in_turns, *(s for s in steps if s.turn is None)]
 
 
 def _turns_phrase(mode: str, flow: FlowRecord) -> str:
@@ -469,6 +500,7 @@ def _turn(turn: TimelineEntry) -> TurnView:
         tool_results=[ToolResult(r.tool, block(r.content)) for r in turn.tool_results],
         tool_calls=[ToolCall(c.name, block(c.arguments)) for c in turn.tool_calls],
         text=block(turn.text) if turn.text is not None else None,
+        conversation_turn=turn.conversation_turn,
     )
 
 

@@ -61,6 +61,9 @@ class TimelineEntry(_Model):
     """What the model asked for in this turn."""
     text: str | None = None
     """The model's text in this turn; None when it answered with tool calls only."""
+    conversation_turn: int | None = None
+    """The user turn of the flow's `conversation:` during which the agent sent it; None in a
+    single-turn flow."""
 
 
 _ROW_TYPES = row_types()
@@ -162,6 +165,9 @@ class StepRecord(_Model):
     """What the trajectory held instead; empty when it passed or was not evaluated."""
     message: str
     """The whole failure sentence as printed; empty unless it failed."""
+    turn: int | None = None
+    """The conversation turn whose trajectory the step judged; None for a step that judged the
+    whole flow."""
 
     @property
     def verdict(self) -> str:
@@ -237,7 +243,10 @@ class FlowRecord(_Model):
     reasons: list[str]
     """Why the flow failed, most fundamental first; empty when it passed."""
     prompt: str
-    """The prompt steps joined, as the spec wrote them."""
+    """The prompt steps joined, as the spec wrote them (a conversation's first user turn)."""
+    conversation: list[str] = []
+    """The user turns of the flow's `conversation:`, as the spec wrote them, turn 1 first;
+    empty for a single-turn flow."""
     steps: list[StepRecord]
     divergence: DivergenceRecord | None
     turns: TurnCounts

@@ -13,7 +13,8 @@ one; a refused file names the line of its first alias. So is nesting deeper than
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, get_args, get_origin
@@ -31,7 +32,11 @@ Location = tuple[str | int, ...]
 MAX_DEPTH = 50
 """Collections nested deeper than this are refused before they are parsed in full."""
 PROMPT = "prompt"
-"""The one step that drives the agent rather than judging it; every other is a step kind."""
+"""The step that drives a single-turn agent rather than judging it; every other is a step kind
+or the conversation."""
+CONVERSATION = "conversation"
+"""The step that drives a multi-turn agent: its user turns, each with the steps that judge it."""
+TURN_KEYS = ("user", "steps")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,22 @@ class AssertionStep:
     text: str
     assertion: CompiledStep
 
+    @property
+    def turn(self) -> int | None:
+        """The conversation turn the step judges; None for a flow-wide step."""
+        return self.ref.turn
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """One user turn of a `conversation:` step."""
+
+    number: int
+    """1-based: turn 1 is the agent's FLOWPROOF_PROMPT; every later one is a line on a command
+    agent's stdin, or a POST of its own to a `url:` service."""
+    text: str
+    line: int | None
+
 
 @dataclass(frozen=True, slots=True)
 class LoadedSpec:
@@ -52,9 +73,14 @@ class LoadedSpec:
     path: Path
     spec: FlowSpec
     prompts: tuple[str, ...]
+    """The task a single-turn agent is given; in a conversation, its first user turn alone."""
     assertions: tuple[AssertionStep, ...]
+    """Every assertion step, those inside a conversation's turns included (each knows its
+    turn)."""
     lines: Mapping[Location, int] = field(default_factory=dict, repr=False)
     """The line of every key and list item, by location: `("tools", 0, "result")` → 7."""
+    conversation: tuple[UserTurn, ...] = ()
+    """The user turns of the flow's `conversation:` step; empty for a single-turn flow."""
 
     def line_of(self, *location: str | int) -> int | None:
         """The line a key or list item is written on (`line_of("strict")`, `line_of("tools",
@@ -64,7 +90,9 @@ class LoadedSpec:
 
 def load_spec(path: Path) -> LoadedSpec:
     spec, lines = validated(path, FlowSpec)
-    prompts, assertions = _parse_steps(path, spec.steps, lines)
+    prompts, assertions, turns = _parse_steps(path, spec.steps, lines)
+    if turns:
+        prompts = [turns[0].text]
     if not prompts:
         raise SpecError(
             path,
@@ -73,7 +101,7 @@ def load_spec(path: Path) -> LoadedSpec:
             "add `- prompt: <the task for the agent>` to steps",
         )
     _check_tool_names(path, spec, assertions)
-    return LoadedSpec(path, spec, tuple(prompts), tuple(assertions), lines)
+    return LoadedSpec(path, spec, tuple(prompts), tuple(assertions), lines, tuple(turns))
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -290,30 +318,142 @@ def _model_in(annotation: Any) -> Any:
 
 def _parse_steps(
     path: Path, steps: list[Any], lines: dict[Location, int]
-) -> tuple[list[str], list[AssertionStep]]:
+) -> tuple[list[str], list[AssertionStep], list[UserTurn]]:
     prompts: list[str] = []
     assertions: list[AssertionStep] = []
+    turns: list[UserTurn] = []
+    numbers = itertools.count(1)  # document order: a turn's steps are numbered where written
     for index, step in enumerate(steps):
         line = lines.get(("steps", index))
+        number = next(numbers)
+        if isinstance(step, dict) and len(step) == 1 and CONVERSATION in step:
+            if turns:
+                raise SpecError(
+                    path, line, "a flow has one conversation step", "put every turn in the first"
+                )
+            turns = _parse_conversation(path, index, step[CONVERSATION], lines, numbers, assertions)
+            continue
         kind, text = _step_kind_and_text(path, step, line)
         if kind == PROMPT:
             prompts.append(text)
             continue
-        ref = StepRef(number=index + 1, spec=str(path), line=line or 0)
-        try:
-            assertion = step_kind(kind).parse(text)
-        except StepError as exc:
-            raise SpecError(path, line, f"step {index + 1} ({kind}): {exc}") from None
-        assertions.append(AssertionStep(ref, kind, text, assertion))
-    return prompts, assertions
+        ref = StepRef(number=number, spec=str(path), line=line or 0)
+        assertions.append(_assertion_step(path, ref, kind, text))
+    if turns and prompts:
+        raise SpecError(
+            path,
+            lines.get(("steps", next(i for i, s in enumerate(steps) if _is_prompt(s)))),
+            "a flow with a conversation step has no prompt step: the conversation's first "
+            "user turn is the task the agent starts with",
+            "move the prompt's text into the first turn's `user:`",
+        )
+    return prompts, assertions, turns
 
 
-def _step_names() -> list[str]:
-    return [PROMPT, *(kind.name for kind in step_kinds())]
+def _is_prompt(step: Any) -> bool:
+    return isinstance(step, dict) and PROMPT in step
 
 
-def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, str]:
-    names = _step_names()
+def _assertion_step(path: Path, ref: StepRef, kind: str, text: str) -> AssertionStep:
+    try:
+        assertion = step_kind(kind).parse(text)
+    except StepError as exc:
+        raise SpecError(path, ref.line or None, f"step {ref.number} ({kind}): {exc}") from None
+    return AssertionStep(ref, kind, text, assertion)
+
+
+def _parse_conversation(
+    path: Path,
+    index: int,
+    value: Any,
+    lines: dict[Location, int],
+    numbers: Iterator[int],
+    assertions: list[AssertionStep],
+) -> list[UserTurn]:
+    """The user turns of a `conversation:` step, each turn's own steps appended to
+    `assertions` with the turn they judge."""
+    where: Location = ("steps", index, CONVERSATION)
+    if not isinstance(value, list) or not value:
+        raise SpecError(
+            path,
+            _line_for(where, lines),
+            "a conversation is a list of turns, each `- user: <what the user says>` with the "
+            "`steps:` that judge what the agent did in that turn",
+        )
+    turns = []
+    for position, item in enumerate(value):
+        turn_at = (*where, position)
+        number = position + 1
+        text, steps = _turn_parts(path, number, item, turn_at, lines)
+        turns.append(UserTurn(number, text, lines.get((*turn_at, "user"))))
+        for step_index, step in enumerate(steps):
+            line = lines.get((*turn_at, "steps", step_index))
+            kind, step_text = _step_kind_and_text(path, step, line, in_turn=True)
+            ref = StepRef(number=next(numbers), spec=str(path), line=line or 0, turn=number)
+            assertions.append(_assertion_step(path, ref, kind, step_text))
+    return turns
+
+
+def _turn_parts(
+    path: Path, number: int, item: Any, at: Location, lines: dict[Location, int]
+) -> tuple[str, list[Any]]:
+    """A turn's `user:` text and its steps, every way of writing them wrong refused."""
+    line = _line_for(at, lines)
+    if not isinstance(item, dict):
+        raise SpecError(
+            path, line, f"conversation turn {number} must be a mapping with `user:` and `steps:`"
+        )
+    for key in item:
+        if key not in TURN_KEYS:
+            close = difflib.get_close_matches(str(key), TURN_KEYS, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else "valid keys: user, steps"
+            raise SpecError(
+                path,
+                lines.get((*at, key), line),
+                f"unknown key '{key}' in conversation turn {number}",
+                hint,
+            )
+    text = item.get("user")
+    if not isinstance(text, str | int | float) or isinstance(text, bool) or not str(text).strip():
+        raise SpecError(
+            path,
+            lines.get((*at, "user"), line),
+            f"conversation turn {number} needs `user:` with the text the user says",
+        )
+    steps = item.get("steps", [])
+    if steps is None:
+        steps = []
+    if not isinstance(steps, list):
+        raise SpecError(
+            path,
+            lines.get((*at, "steps"), line),
+            f"conversation turn {number}: `steps:` is a list of assertion steps",
+        )
+    return str(text).strip(), steps
+
+
+def _step_names(in_turn: bool = False) -> list[str]:
+    drivers = [] if in_turn else [PROMPT, CONVERSATION]
+    return [*drivers, *(kind.name for kind in step_kinds())]
+
+
+def _step_kind_and_text(
+    path: Path, step: Any, line: int | None, in_turn: bool = False
+) -> tuple[str, str]:
+    """`in_turn`: the step is one of a conversation turn's, where only assertions are written."""
+    names = _step_names(in_turn)
+    if (
+        in_turn
+        and isinstance(step, dict)
+        and len(step) == 1
+        and (PROMPT in step or CONVERSATION in step)
+    ):
+        raise SpecError(
+            path,
+            line,
+            "a conversation turn's steps judge it; what the user says is the turn's `user:`",
+            "start another turn (`- user: ...`) for the next thing the user says",
+        )
     if isinstance(step, str) and step in names and step_kind(step).bare:
         return step, ""  # `- assert_no_egress`: a bare step kind takes no text
     if isinstance(step, dict) and len(step) == 1:
@@ -328,6 +468,8 @@ def _step_kind_and_text(path: Path, step: Any, line: int | None) -> tuple[str, s
             f"step kinds: {', '.join(names)}",
         )
     ((kind, text),) = step.items()
+    if kind == CONVERSATION:
+        raise SpecError(path, line, "a conversation step holds a list of turns (`- user: ...`)")
     if kind not in names:
         close = difflib.get_close_matches(str(kind), names, n=1)
         hint = f"did you mean '{close[0]}'?" if close else f"step kinds: {', '.join(names)}"
@@ -347,6 +489,15 @@ def _check_tool_names(path: Path, spec: FlowSpec, steps: list[AssertionStep]) ->
         tool = step.assertion.tool if isinstance(step.assertion, ToolCallAssertion) else None
         if tool is not None and at_tool_boundary(tool):
             _check_server_of(path, step, tool, servers)
+            if step.turn is not None:
+                raise SpecError(
+                    path,
+                    step.ref.line or None,
+                    f"step {step.ref.number} judges '{tool}' at its MCP server inside "
+                    f"conversation turn {step.turn}; the tool boundary is judged for the "
+                    "whole flow",
+                    "move the step after the conversation",
+                )
             continue
         if tool is None or tool in declared:
             continue

@@ -4,6 +4,8 @@ The file is pretty-printed and each body is stored as its parsed JSON value, so 
 prompt shows up in review as one changed line. `ensure_ascii=False` keeps non-English prompts
 readable in diffs.
 
+    format 6   as format 5; a model turn of a `conversation:` flow carries `conversation_turn`,
+               the user turn (1, 2, ...) during which the agent sent it
     format 5   as format 4, plus `file_sha256` (the file's own digest, below); a model turn may
                carry `request_sha256`, the digest of the bytes the agent sent (matching/exact.py)
     format 4   {"format_version": 4, "flowproof_version": ..., "normalized_by_default": ["cwd",
@@ -40,8 +42,13 @@ from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.kinds import LaneKind, Malformed, expect, field, kind_named, known_kinds
 from flowproof.trace.model import Lane, Trace
 
-FORMAT_VERSION = 5
-"""Bump when the layout changes, and add a `migrate_N_to_N+1` to `_MIGRATIONS`."""
+FORMAT_VERSION = 6
+"""The newest format read and written. Bump when the layout changes, and add a
+`migrate_N_to_N+1` to `_MIGRATIONS`."""
+SINGLE_TURN_FORMAT = 5
+"""The format a trace of a single-turn flow is written in: format 6 only adds a field such a
+trace never holds, so its file (and its review diff) stays as it was, and an older flowproof
+still reads it."""
 FILE_DIGEST = "file_sha256"
 _CHUNK = 1 << 20
 _FILE_DIGEST_LINE = re.compile(r'^  "file_sha256": "([0-9a-f]{64})",$', re.MULTILINE)
@@ -79,11 +86,19 @@ def _migrate_4_to_5(document: Document) -> Document:
     return {**document, "format_version": 5}
 
 
+def _migrate_5_to_6(document: Document) -> Document:
+    """Format 6 lets a model turn say which user turn of a conversation it belongs to. A
+    format-5 trace is of a single-turn flow, whose turns carry none; only the number changes.
+    The bump keeps an older flowproof from serving a conversation's turns across user turns."""
+    return {**document, "format_version": 6}
+
+
 _MIGRATIONS: dict[int, Callable[[Document], Document]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
 }
 
 
@@ -93,7 +108,7 @@ def encode(trace: Trace) -> str:
         kind = _kind(lane.kind)
         lanes[lane.name] = [kind.encode(entry) for entry in lane.entries]
     document = {
-        "format_version": FORMAT_VERSION,
+        "format_version": _written_format(trace),
         "flowproof_version": trace.flowproof_version,
         "normalized_by_default": list(trace.normalized_by_default),
         FILE_DIGEST: "",  # before `lanes`: the first `"file_sha256": ""` of the text is this one
@@ -102,6 +117,12 @@ def encode(trace: Trace) -> str:
     unsealed = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     empty = f'"{FILE_DIGEST}": ""'
     return unsealed.replace(empty, f'"{FILE_DIGEST}": "{_file_digest(unsealed)}"', 1)
+
+
+def _written_format(trace: Trace) -> int:
+    """The lowest format that holds the trace."""
+    conversation = any(turn.conversation_turn is not None for turn in trace.turns)
+    return FORMAT_VERSION if conversation else SINGLE_TURN_FORMAT
 
 
 def _file_digest(text: str, skip: tuple[int, int] = (0, 0)) -> str:

@@ -48,6 +48,9 @@ class Turn:
     replay can serve the same bytes without reading them; None for a turn recorded before
     digests, or whose request record changed (a mocked tool result). Not part of the turn's
     value: a re-serialisation by the agent changes no answer a reviewer needs to read."""
+    conversation_turn: int | None = None
+    """The user turn (1-based) of the flow's `conversation:` during which the agent sent this
+    request; None in a single-turn flow. Replay serves a turn only within its user turn."""
     _replay: dict[object, object] | None = field(
         default=None, init=False, repr=False, compare=False
     )

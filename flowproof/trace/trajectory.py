@@ -17,16 +17,19 @@ from flowproof.readjson import UnreadableJson, read_json
 from flowproof.trace.model import Turn, TurnFacts
 
 
-def build_trajectory(turns: Sequence[Turn]) -> Trajectory:
+def build_trajectory(turns: Sequence[Turn], positions: Sequence[int] = ()) -> Trajectory:
+    """`positions`: each turn's 0-based place in the whole model lane, when `turns` is part of
+    it (a conversation turn's); the calls and messages number the turns by it."""
+    at = positions or range(len(turns))
     calls = []
     for number, turn in enumerate(turns):
         for name, raw in _facts(turn).tool_calls:
-            calls.append(_tool_call(name, raw, number))
+            calls.append(_tool_call(name, raw, at[number]))
     if not turns:
         return Trajectory(tuple(calls), None, "no model turns were served")
     offered = tuple(dict.fromkeys(name for turn in turns for name in _facts(turn).offered_tools))
     last = main_thread(turns)[-1]
-    number = turns.index(last) + 1
+    number = at[turns.index(last)] + 1
     reply = _facts(last).reply
     if reply is None:
         names = ", ".join(name for name, _ in _facts(last).tool_calls)

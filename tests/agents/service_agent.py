@@ -1,5 +1,8 @@
 """A long-running agent service (aiohttp) that runs one booking turn per POST /task.
 
+A POST that names a `conversation_id` (flowproof's conversation contract for `url:` services)
+continues that conversation's history; one without starts afresh.
+
 Started by the tests with OPENAI_BASE_URL already pointing wherever the test wants: the point
 of a `url:` flow is that flowproof does not start the service and cannot set its environment.
 
@@ -14,14 +17,17 @@ from aiohttp import web
 from flight_tools import TOOLS
 from openai import AsyncOpenAI
 
+CONVERSATIONS: dict[str, list] = {}
+
 
 async def task(request: web.Request) -> web.Response:
-    prompt = (await request.json())["prompt"]
+    body = await request.json()
+    prompt = body["prompt"]
     client = AsyncOpenAI(api_key="service-key", max_retries=0)
-    messages = [
-        {"role": "system", "content": "You are a travel service."},
-        {"role": "user", "content": prompt},
-    ]
+    system = {"role": "system", "content": "You are a travel service."}
+    conversation = body.get("conversation_id")
+    messages = CONVERSATIONS.setdefault(conversation, [system]) if conversation else [system]
+    messages.append({"role": "user", "content": prompt})
     try:
         while True:
             reply = await client.chat.completions.create(
@@ -29,6 +35,7 @@ async def task(request: web.Request) -> web.Response:
             )
             message = reply.choices[0].message
             if not message.tool_calls:
+                messages.append({"role": "assistant", "content": message.content})
                 return web.json_response({"reply": message.content})
             if os.environ.get("SERVICE_BUG") == "answer-early":  # skips the rest of its loop
                 return web.json_response({"reply": "done early"})

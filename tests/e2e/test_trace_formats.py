@@ -54,7 +54,7 @@ def test_a_trace_from_a_newer_flowproof_is_refused_naming_both_versions(tmp_path
     assert result.code == 2, result.output
     assert (
         f"{Path('specs') / 'flow.trace.json'}: this trace was written by a newer flowproof "
-        f"(format 7); upgrade flowproof: this one ({__version__}) reads trace formats up to 5"
+        f"(format 7); upgrade flowproof: this one ({__version__}) reads trace formats up to 6"
     ) in result.stderr
     assert "Traceback" not in result.output
 

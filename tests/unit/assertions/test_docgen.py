@@ -9,6 +9,7 @@ from flowproof.assertions.docgen import render_matchers_help, render_steps_refer
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import StepKind, parse_step, step_kinds
 from flowproof.assertions.matchers import Matcher, registry
+from flowproof.spec.load import CONVERSATION, PROMPT, TURN_KEYS
 from flowproof.spec.model import AgentSpec, FlowSpec, ToolSpec
 
 ROOT = Path(__file__).parents[3]
@@ -74,10 +75,13 @@ def test_matchers_help_lists_every_matcher() -> None:
 
 
 def _spec_keys() -> set[str]:
-    """Every key the loader accepts: the spec models' fields and the step keys."""
+    """Every key the loader accepts: the spec models' fields, the step keys and a
+    conversation turn's keys."""
     models = [FlowSpec, AgentSpec, ToolSpec]
     return {name for model in models for name in model.model_fields} | {
-        "prompt",
+        PROMPT,
+        CONVERSATION,
+        *TURN_KEYS,
         *(kind.name for kind in step_kinds()),
     }
 

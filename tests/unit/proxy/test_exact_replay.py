@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from flowproof.capability import Capability
+from flowproof.conversation import Conversation
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.matching.fields import parse_field_path
-from flowproof.matching.match import TurnMatcher
+from flowproof.matching.match import TurnMatcher, matcher_for
 from flowproof.matching.normalize import NO_NORMALIZER, Environment, Normalizer
 from flowproof.matching.rules import RequestRules
 from flowproof.mocks import ToolMock
@@ -79,6 +80,8 @@ class Case:
     sent: list[Sent] = field(default_factory=list)
     rules: RequestRules = RequestRules()
     mocks: dict[str, ToolMock] = field(default_factory=dict)
+    user_turns: int = 0
+    """A conversation's user turns (0: a single-turn flow)."""
 
 
 def encode(body: Any, rng: random.Random) -> bytes:
@@ -190,7 +193,15 @@ class Outcome:
 def replay(case: Case, *, exact: bool) -> Outcome:
     async def run() -> Outcome:
         traffic = Traffic()
-        matcher = TurnMatcher(case.turns, case.rules.ignored, exact=exact)
+        if case.user_turns:
+            traffic.conversation = Conversation(("next",) * case.user_turns)
+        conversation = traffic.conversation
+        matcher = matcher_for(
+            case.turns,
+            case.rules.ignored,
+            (lambda: conversation.current) if conversation is not None else None,
+            exact=exact,
+        )
         backend = ReplayBackend(matcher, case.mocks, traffic, case.rules)
         handle = make_app(backend, traffic, CAPABILITY)
         responses = []
@@ -229,6 +240,35 @@ def test_the_fast_path_and_the_slow_path_agree_on_every_request(block: int) -> N
         assert fast.unserved == slow.unserved, seed
     # The comparison means something only if the fast path served many of them.
     assert served_exact > 50
+
+
+def in_conversation(case: Case, user_turns: int) -> Case:
+    """`case` as a conversation of `user_turns`, its turns tagged as record tags them."""
+    conversation = Conversation(("next",) * user_turns)
+    return replace(case, turns=[conversation.tag(t) for t in case.turns], user_turns=user_turns)
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_the_fast_path_and_the_slow_path_agree_in_a_conversation(block: int) -> None:
+    """Turn-scoped matching changes which turns a request may claim, never how: both paths ask
+    the same user turn's matcher, and word a divergence or a shape change alike."""
+    served_exact = tagged = 0
+    for seed in range(block * 100, block * 100 + 100):
+        case = in_conversation(build_case(seed), 1 + seed % 3)
+        tagged += len({turn.conversation_turn for turn in case.turns}) > 1
+        fast, slow = replay(case, exact=True), replay(case, exact=False)
+        served_exact += fast.served_exact
+        assert fast.responses == slow.responses, seed
+        assert fast.traffic.turns == slow.traffic.turns, seed
+        assert [t.conversation_turn for t in fast.traffic.turns] == [
+            t.conversation_turn for t in slow.traffic.turns
+        ]
+        assert fast.traffic.failures == slow.traffic.failures, seed
+        assert (fast.traffic.divergence is None) == (slow.traffic.divergence is None), seed
+        if fast.traffic.divergence is not None and slow.traffic.divergence is not None:
+            assert fast.traffic.divergence.render() == slow.traffic.divergence.render(), seed
+        assert fast.unserved == slow.unserved, seed
+    assert served_exact > 30 and tagged > 10, (served_exact, tagged)
 
 
 def test_a_byte_identical_replay_is_served_wholly_by_its_bytes() -> None:

@@ -202,8 +202,8 @@ def test_a_step_that_is_not_a_one_key_mapping_lists_the_kinds(tmp_path: Path) ->
     text = GOOD.replace("  - assert: reply contains booked", "  - just text")
     assert error(tmp_path, text) == (
         "booking.yaml:12: a step must be a one-key mapping such as `- prompt: ...`; step kinds: "
-        "prompt, assert_tool_call, assert_no_tool_call, assert, assert_no_secret_leak, "
-        "assert_no_egress"
+        "prompt, conversation, assert_tool_call, assert_no_tool_call, assert, "
+        "assert_no_secret_leak, assert_no_egress"
     )
 
 

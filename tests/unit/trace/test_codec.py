@@ -102,7 +102,7 @@ def test_a_trace_holding_a_credential_is_refused_on_load(tmp_path: Path) -> None
         ),
         (
             {"format_version": 0, "lanes": {}},
-            "format_version is 0; trace formats are numbered from 1 to 5",
+            "format_version is 0; trace formats are numbered from 1 to 6",
         ),
         ({"format_version": 2}, "the trace has no 'lanes' field"),
         ({"format_version": 2, "lanes": []}, "lanes is [] (a list), not an object"),

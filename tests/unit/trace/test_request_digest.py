@@ -58,7 +58,7 @@ def test_a_format_4_trace_reads_as_turns_without_digests() -> None:
 
 def test_migrating_4_to_5_changes_only_the_number() -> None:
     document = {"format_version": 4, "normalized_by_default": [], "lanes": {"model": []}}
-    assert codec.migrate(dict(document), "t.json") == {**document, "format_version": 5}
+    assert codec._migrate_4_to_5(dict(document)) == {**document, "format_version": 5}
 
 
 @pytest.mark.parametrize(
