@@ -126,7 +126,8 @@ CHANNEL_TESTS := tests/e2e/test_record_replay.py tests/e2e/test_bad_input.py \
 	tests/e2e/test_mcp.py tests/e2e/test_gemini.py tests/e2e/test_azure_openai.py \
 	tests/e2e/test_ollama.py tests/e2e/test_capability.py tests/e2e/test_record_verify.py \
 	tests/e2e/test_proxy_env.py tests/e2e/test_upstream_tls.py tests/e2e/test_wire_habits.py \
-	tests/e2e/test_exact_replay.py
+	tests/e2e/test_exact_replay.py tests/e2e/test_conversation.py tests/e2e/test_json_output.py \
+	tests/e2e/test_audit_since.py
 NPM_PROJECT := dist/npm-project
 channels: dist
 	rm -rf $(NPM_PROJECT) && mkdir -p $(NPM_PROJECT)
