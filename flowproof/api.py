@@ -77,6 +77,9 @@ class StepVerdict:
     """1-based position in `steps:` (prompt steps count); None for the strict check."""
     line: int | None = None
     """The spec line the step is written on."""
+    turn: int | None = None
+    """The user turn of a `conversation:` whose trajectory the step judged (1-based); None for
+    a step that judged the whole flow."""
 
     @property
     def verdict(self) -> str:
@@ -93,6 +96,7 @@ class StepVerdict:
             observed=step.observed,
             number=step.step,
             line=step.line,
+            turn=step.turn,
         )
 
 
@@ -229,6 +233,7 @@ class FlowResult:
                     "observed": step.observed,
                     "number": step.number,
                     "line": step.line,
+                    "turn": step.turn,
                 }
                 for step in self.steps
             ],

@@ -152,3 +152,24 @@ def test_record_writes_the_trace_that_run_then_replays(
     monkeypatch.delenv("FLOWPROOF_AGENT_KEY")
     replayed = Flow("specs/booking.yaml").run()
     assert replayed.passed and len(upstream.received) == 3  # the replay asked nothing upstream
+
+
+def test_a_conversation_s_steps_carry_their_user_turn(
+    tmp_path: Path, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.e2e.test_conversation import SCRIPT, upstream_env
+    from tests.e2e.test_conversation import write_spec as write_conversation
+
+    upstream.script = list(SCRIPT)
+    write_conversation(tmp_path)
+    for name, value in upstream_env(upstream).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    recorded = Flow("specs/travel.yaml").record()
+    assert recorded.passed, recorded.reasons
+    upstream.stop()
+    result = Flow("specs/travel.yaml").run()
+    assert result.passed, result.reasons
+    # Three steps under each user turn, then the two flow-wide ones.
+    assert [step.turn for step in result.steps] == [1, 1, 1, 2, 2, 2, None, None]
+    assert result.to_dict()["steps"][3]["turn"] == 2
