@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from flowproof._tasks import create_task
 from flowproof.drivers.base import DriverOutcome
+from flowproof.spec import body as body_templates
 from flowproof.spellings import clip
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ async def trigger_url(
     headers: Mapping[str, str],
     timeout: float,
     stop: asyncio.Event,
-    sent: Mapping[str, Any] | None = None,
+    sent: Any = None,
 ) -> TriggerOutcome:
-    """`sent`: what to POST instead of `{"prompt": prompt}` (a conversation's turn)."""
+    """`sent`: what to POST instead of `{"prompt": prompt}` (`turn_body`)."""
     started = time.monotonic()
     post = create_task(_post(url, prompt, headers, sent), name="url-trigger")
     stopped = create_task(stop.wait(), name="url-trigger-stop")
@@ -75,24 +76,43 @@ async def trigger_url(
     )
 
 
+def turn_body(
+    template: Mapping[str, Any] | None, text: str, conversation_id: str, turn: int
+) -> Any:
+    """What one turn POSTs: the spec's `agent.body` filled in (spec/body.py); without one, a
+    conversation's shape (`{"prompt": ..., "conversation_id": ..., "turn": ...}`)."""
+    values: dict[str, str | int] = {
+        "prompt": text,
+        "conversation_id": conversation_id,
+        "turn": turn,
+    }
+    return body_templates.filled(template or body_templates.CONVERSATION, values)
+
+
+def new_conversation_id() -> str:
+    """Minted for each run of a flow: the same in every turn of it, never the same twice."""
+    return secrets.token_hex(8)
+
+
 async def converse(
     url: str,
     conversation: Conversation,
     headers: Mapping[str, str],
     timeout: float,
     stop: asyncio.Event,
+    template: Mapping[str, Any] | None = None,
 ) -> TriggerOutcome:
-    """One POST per user turn, `{"prompt": <the turn's text>, "conversation_id": <minted for
-    this flow>, "turn": <1, 2, ...>}`, each sent once the one before was answered; the whole
-    conversation within `timeout`. A turn the service could not be reached for, or did not
-    answer in time, ends it: the later turns are never sent."""
+    """One POST per user turn (`turn_body`: by default `{"prompt": <the turn's text>,
+    "conversation_id": <minted for this flow>, "turn": <1, 2, ...>}`), each sent once the one
+    before was answered; the whole conversation within `timeout`. A turn the service could not
+    be reached for, or did not answer in time, ends it: the later turns are never sent."""
     started = time.monotonic()
-    conversation_id = secrets.token_hex(8)
+    conversation_id = new_conversation_id()
     outcome: TriggerOutcome | None = None
     for number, text in enumerate(conversation.texts, 1):
         conversation.begin(number)
         left = timeout - (time.monotonic() - started)
-        body = {"prompt": text, "conversation_id": conversation_id, "turn": number}
+        body = turn_body(template, text, conversation_id, number)
         outcome = await trigger_url(url, text, headers, max(left, 0.001), stop, body)
         if outcome.status is None:
             break
@@ -101,11 +121,11 @@ async def converse(
 
 
 async def _post(
-    url: str, prompt: str, headers: Mapping[str, str], body: Mapping[str, Any] | None = None
+    url: str, prompt: str, headers: Mapping[str, str], body: Any = None
 ) -> tuple[int | None, str, str]:
     import aiohttp  # only a `url:` flow pays for the client
 
-    sent = dict(body) if body is not None else {"prompt": prompt}
+    sent = body if body is not None else {"prompt": prompt}
     try:
         async with aiohttp.ClientSession(trust_env=False) as session:
             async with session.post(url, json=sent, headers=dict(headers)) as reply:

@@ -12,7 +12,13 @@ from flowproof.conversation import Conversation
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
-from flowproof.drivers.url import TriggerOutcome, converse, trigger_url
+from flowproof.drivers.url import (
+    TriggerOutcome,
+    converse,
+    new_conversation_id,
+    trigger_url,
+    turn_body,
+)
 from flowproof.engine.context import FlowContext
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
@@ -59,9 +65,12 @@ async def drive(
         url = resolve(agent.url, environ, handles)
         headers = {name: resolve(value, environ) for name, value in agent.headers.items()}
         if conversation is not None:
-            triggered = await converse(url, conversation, headers, agent.timeout, stop)
+            triggered = await converse(url, conversation, headers, agent.timeout, stop, agent.body)
         else:
-            triggered = await trigger_url(url, prompt, headers, agent.timeout, stop)
+            sent = None
+            if agent.body is not None:  # (a single turn's id: minted, as a conversation's is)
+                sent = turn_body(agent.body, prompt, new_conversation_id(), 1)
+            triggered = await trigger_url(url, prompt, headers, agent.timeout, stop, sent)
         return DriveResult(triggered, egress=egress)
     assert agent.command is not None  # the spec model guarantees one driver
     command = resolve(agent.command, environ, handles)

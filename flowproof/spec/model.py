@@ -10,10 +10,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from flowproof.matching.fields import checked_field_path
 from flowproof.matching.normalize import checked_entry, opted_out
+from flowproof.spec.body import FILLED, placeholders
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 
@@ -73,6 +82,10 @@ class AgentSpec(_Strict):
     """Shell command that starts the agent; `${VAR}` and `${flowproof.*}` resolve at spawn."""
     url: str | None = Field(default=None, min_length=1)
     """A running service: flowproof POSTs {"prompt": ...} here to trigger one turn."""
+    body: dict[str, Any] | None = None
+    """What a `url:` service is POSTed for each turn, as a JSON object: `{{prompt}}`,
+    `{{conversation_id}}` and `{{turn}}` are filled in (spec/body.py). Default:
+    `{"prompt": "{{prompt}}"}`, and for a conversation also the id and the turn."""
     proxy_port: int | None = Field(default=None, ge=1, le=65535)
     """Fixed local port for the proxy; required with `url:` (the service must point there)."""
     headers: dict[str, str] = {}
@@ -111,6 +124,33 @@ class AgentSpec(_Strict):
         if self.url and self.cwd:
             raise ValueError("'cwd' applies to a command flowproof starts, not to a 'url' service")
         return self
+
+    @field_validator("body")
+    @classmethod
+    def _body_for_a_service(
+        cls, body: dict[str, Any] | None, info: ValidationInfo
+    ) -> dict[str, Any] | None:
+        if body is not None:  # (checked here, so that an error names the `body:` line)
+            _check_body(body, for_url=bool(info.data.get("url")))
+        return body
+
+
+def _check_body(body: dict[str, Any], for_url: bool) -> None:
+    if not for_url:
+        raise ValueError(
+            "'body' is what a 'url' service is POSTed; a command gets its task in FLOWPROOF_PROMPT"
+        )
+    found = placeholders(body)
+    unknown = sorted(found - set(FILLED))
+    if unknown:
+        names = ", ".join(f"{{{{{name}}}}}" for name in unknown)
+        known = ", ".join(f"{{{{{name}}}}}" for name in FILLED)
+        raise ValueError(f"'body' holds {names}, which flowproof does not fill; it fills {known}")
+    if "prompt" not in found:
+        raise ValueError(
+            "'body' has no {{prompt}}: the service would never be told the task; put "
+            '"{{prompt}}" where it reads the user\'s message'
+        )
 
 
 class ToolSpec(_Strict):

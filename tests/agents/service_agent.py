@@ -1,7 +1,9 @@
 """A long-running agent service (aiohttp) that runs one booking turn per POST /task.
 
 A POST that names a `conversation_id` (flowproof's conversation contract for `url:` services)
-continues that conversation's history; one without starts afresh.
+continues that conversation's history; one without starts afresh. POST /chat takes the same in
+a shape of the service's own, `{"input": {"text": ...}, "session": ...}`, which a spec's
+`agent.body` must produce.
 
 Started by the tests with OPENAI_BASE_URL already pointing wherever the test wants: the point
 of a `url:` flow is that flowproof does not start the service and cannot set its environment.
@@ -22,10 +24,17 @@ CONVERSATIONS: dict[str, list] = {}
 
 async def task(request: web.Request) -> web.Response:
     body = await request.json()
-    prompt = body["prompt"]
+    return await answer(body["prompt"], body.get("conversation_id"))
+
+
+async def chat(request: web.Request) -> web.Response:
+    body = await request.json()
+    return await answer(body["input"]["text"], body["session"])
+
+
+async def answer(prompt: str, conversation: str | None) -> web.Response:
     client = AsyncOpenAI(api_key="service-key", max_retries=0)
     system = {"role": "system", "content": "You are a travel service."}
-    conversation = body.get("conversation_id")
     messages = CONVERSATIONS.setdefault(conversation, [system]) if conversation else [system]
     messages.append({"role": "user", "content": prompt})
     try:
@@ -51,6 +60,7 @@ async def task(request: web.Request) -> web.Response:
 
 app = web.Application()
 app.router.add_post("/task", task)
+app.router.add_post("/chat", chat)
 app.router.add_get("/health", lambda request: web.Response(text="ok"))
 
 if __name__ == "__main__":

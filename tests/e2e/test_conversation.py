@@ -261,8 +261,15 @@ def test_a_contained_agent_reads_its_turns_too(tmp_path: Path, upstream: Scripte
     assert "turn 2 · 2 requests · 3 of 3 steps passed" in replayed.stderr
 
 
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("task", ""),  # flowproof's own shape: prompt, conversation_id, turn
+        ("chat", 'body: {input: {text: "{{prompt}}"}, session: "{{conversation_id}}"}'),
+    ],
+)
 def test_a_url_service_is_sent_one_post_per_turn(
-    tmp_path: Path, upstream: ScriptedUpstream
+    tmp_path: Path, upstream: ScriptedUpstream, route: str, body: str
 ) -> None:
     proxy_port = free_port()
     process, port = start_service(proxy_port)
@@ -271,8 +278,9 @@ def test_a_url_service_is_sent_one_post_per_turn(
             name: A travel service holds a conversation
             app: agent
             agent:
-              url: http://127.0.0.1:{port}/task
+              url: http://127.0.0.1:{port}/{route}
               proxy_port: {proxy_port}
+              {body}
             tools:
               - name: search_flights
               - name: create_booking

@@ -54,13 +54,16 @@ def service() -> Iterator[tuple[int, int]]:
     process.wait()
 
 
-def write_url_spec(directory: Path, service_port: int, proxy_port: int) -> Path:
+def write_url_spec(
+    directory: Path, service_port: int, proxy_port: int, route: str = "task", body: str = ""
+) -> Path:
     spec = textwrap.dedent(f"""\
         name: Booking service books a flight
         app: agent
         agent:
-          url: http://127.0.0.1:{service_port}/task
+          url: http://127.0.0.1:{service_port}/{route}
           proxy_port: {proxy_port}
+          {body}
           headers:
             Authorization: Bearer ${{DEV_TOKEN}}
         tools:
@@ -77,11 +80,18 @@ def write_url_spec(directory: Path, service_port: int, proxy_port: int) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("task", ""),  # {"prompt": ...}
+        ("chat", 'body: {input: {text: "{{prompt}}"}, session: "s-{{conversation_id}}"}'),
+    ],
+)
 def test_a_running_service_records_and_replays(
-    tmp_path: Path, upstream: ScriptedUpstream, service: tuple[int, int]
+    tmp_path: Path, upstream: ScriptedUpstream, service: tuple[int, int], route: str, body: str
 ) -> None:
     upstream.script = BOOKING_SCRIPT
-    write_url_spec(tmp_path, *service)
+    write_url_spec(tmp_path, *service, route, body)
     result = record(tmp_path, upstream, DEV_TOKEN="t0ken-value")
     assert result.code == 0, result.output
     assert "t0ken-value" not in (tmp_path / "specs" / "service.trace.json").read_text()
