@@ -202,10 +202,12 @@ def flowproof_run(project: Path, timeout: float) -> Finished:
 
 
 def start_flowproof(
-    *args: str, cwd: Path, upstream: ScriptedUpstream | None
+    *args: str, cwd: Path, upstream: ScriptedUpstream | None, own_group: bool = False
 ) -> subprocess.Popen[str]:
     """The CLI as tests/conftest.py's flowproof() starts it, but left running, so that a test
-    can signal it."""
+    can signal it. `own_group`: in a process group of its own, which a test signals whole, as
+    a terminal's Ctrl-C does (a launcher such as npx does not pass on a signal sent to it
+    alone)."""
     setting = os.environ.get(ENGINE_VARIABLE, "")
     env = {name: value for name, value in os.environ.items() if name != ENGINE_VARIABLE}
     if not setting.strip():
@@ -219,4 +221,5 @@ def start_flowproof(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        process_group=0 if own_group else None,
     )
