@@ -18,7 +18,32 @@ from flowproof.cli.boundary import GuardedGroup
 RUNS_DIR_HELP = "Where run records go (default: $FLOWPROOF_RUNS_DIR, else .flowproof/runs)."
 
 
+def _json_option(command: Any) -> Any:
+    """`--json`: the command's result as one JSON document on stdout, human text on stderr
+    (cli/output.py). Eager, so it is on before any other option can fail."""
+    return click.option(
+        "--json",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_use_json,
+        help="Print the result as one JSON document on stdout (docs/json.md); the human text "
+        "stays on stderr and the exit code is the same.",
+    )(command)
+
+
+def _use_json(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    from flowproof.cli.output import use_json
+
+    # `flowproof --json run` and `flowproof run --json` alike: the top level sets it (or clears
+    # it) for each invocation, a command only turns it on.
+    if value or ctx.parent is None:
+        use_json(value)
+    return value
+
+
 @click.group(cls=GuardedGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@_json_option
 @click.version_option(
     __version__, "--version", prog_name="flowproof", message="%(prog)s %(version)s"
 )
@@ -47,27 +72,6 @@ def _runs_dir_option(command: Any) -> Any:
     return click.option("--runs-dir", "runs_dir", metavar="DIR", default=None, help=RUNS_DIR_HELP)(
         command
     )
-
-
-def _json_option(command: Any) -> Any:
-    """`--json`: the command's result as one JSON document on stdout, human text on stderr
-    (cli/output.py). Eager, so it is on before any other option can fail."""
-    return click.option(
-        "--json",
-        is_flag=True,
-        is_eager=True,
-        expose_value=False,
-        callback=_use_json,
-        help="Print the result as one JSON document on stdout (docs/json.md); the human text "
-        "stays on stderr and the exit code is the same.",
-    )(command)
-
-
-def _use_json(_ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
-    from flowproof.cli.output import use_json
-
-    use_json(value)
-    return value
 
 
 def _jobs_option(default_help: str) -> Callable[[Any], Any]:

@@ -197,6 +197,14 @@ def test_doctor_with_nothing_arriving_keeps_exit_1(tmp_path: Path) -> None:
     assert "0 model requests arrived" in result.stderr
 
 
+def test_json_may_come_before_the_command_too(recorded: Path) -> None:
+    before = flowproof("--json", "trace", "lint", cwd=recorded)
+    after = flowproof("trace", "lint", "--json", cwd=recorded)
+    assert before.code == after.code == 0, before.output
+    assert document(before, "trace-lint") == document(after, "trace-lint")
+    assert before.stdout == after.stdout
+
+
 def test_trace_lint_lists_its_findings(recorded: Path) -> None:
     clean = flowproof("trace", "lint", "--json", cwd=recorded)
     assert clean.code == 0, clean.output
