@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -223,20 +223,7 @@ class FlowResult:
             "mode": self.mode,
             "passed": self.passed,
             "reasons": list(self.reasons),
-            "steps": [
-                {
-                    "name": step.name,
-                    "kind": step.kind,
-                    "verdict": step.verdict,
-                    "passed": step.passed,
-                    "message": step.message,
-                    "observed": step.observed,
-                    "number": step.number,
-                    "line": step.line,
-                    "turn": step.turn,
-                }
-                for step in self.steps
-            ],
+            "steps": [{**asdict(step), "verdict": step.verdict} for step in self.steps],
             "divergence": _divergence_dict(self.divergence),
             "turns": {"served": self.turns_served, "recorded": self.turns_recorded},
             "reply": self.reply,
