@@ -113,7 +113,25 @@ class ExactBackend(Protocol):
         ...
 
 
-def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Handler:
+@dataclass(frozen=True, slots=True)
+class App:
+    """The proxy's handler in two lanes: `at_once` answers, without waiting on anything and
+    without reading the body, a request the backend can serve by its bytes alone (a replay of
+    the very bytes recorded), and says None for every other request, which `handle` answers.
+    Calling the app runs both, as the server does."""
+
+    handle: Handler
+    at_once: http.AtOnce | None = None
+
+    async def __call__(self, request: Request) -> Response:
+        if self.at_once is not None:
+            response = self.at_once(request)
+            if response is not None:
+                return response
+        return await self.handle(request)
+
+
+def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> App:
     exact = backend if isinstance(backend, ExactBackend) else None
     # An agent sends its calls to a path or two: which dialect serves each is looked up once.
     dialects: dict[str, Dialect | None] = {}
@@ -125,6 +143,39 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
             dialects[path] = dialect_for_path(path)
         return dialects[path]
 
+    def at_once(sent: Request) -> Response | None:
+        """The exact backend's answer, or None: then `handle` answers, and on every condition
+        checked here before the backend is asked, it answers as it always has, so a request
+        `handle` reads is one this lane has already offered the backend, or one it refuses."""
+        assert exact is not None
+        if sent.method != "POST" or "upgrade" in sent.headers:
+            return None
+        raw = sent.body
+        if not raw or raw.isspace():
+            return None
+        admitted = _admitted_target(sent, capability)
+        if admitted is None:
+            return None
+        path, target = admitted
+        dialect = dialect_of(path)
+        if dialect is None:
+            return None
+        try:
+            served = exact.answer_exact(
+                RawCall(dialect, path, sent.query_string, raw, sent.headers)
+            )
+            if served is None:
+                return None
+            traffic.requests.append((sent.method, target, dialect.name))
+            traffic.add(MODEL_LANE, served.turn)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours fails the flow, in one line
+            return failed(sent.method, target, exc)
+        return served.response
+
+    def failed(method: str, target: str, exc: Exception) -> Response:
+        traffic.fail(f"flowproof's proxy failed on {method} {target}: {type(exc).__name__}: {exc}")
+        return _error(500, "flowproof: internal error in the proxy; see the flowproof report")
+
     async def handle(sent: Request) -> Response:
         request = _admitted(sent, capability)
         if request is None:
@@ -133,11 +184,7 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         try:
             return await answer(request)
         except Exception as exc:  # noqa: BLE001 - a bug of ours fails the flow, in one line
-            traffic.fail(
-                f"flowproof's proxy failed on {request.method} {request.path_qs}: "
-                f"{type(exc).__name__}: {exc}"
-            )
-            return _error(500, "flowproof: internal error in the proxy; see the flowproof report")
+            return failed(request.method, request.path_qs, exc)
 
     async def answer(request: Request) -> Response:
         dialect = dialect_of(request.path)
@@ -158,13 +205,7 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         raw = request.body
         if not raw or raw.isspace():  # (strip() would copy the whole body to say so)
             return _unservable(request, 400, "the request body is empty")
-        if exact is not None:
-            served = exact.answer_exact(
-                RawCall(dialect, request.path, request.query_string, raw, request.headers)
-            )
-            if served is not None:
-                traffic.add(MODEL_LANE, served.turn)
-                return served.response
+        # (`at_once` has offered this request to an exact backend already.)
         try:
             body = json.loads(raw)
         except ValueError:
@@ -196,13 +237,13 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> Hand
         traffic.refuse(Refused(number, request.method, request.path, status, why))
         return _error(status, f"flowproof: {why}")
 
-    return handle
+    return App(handle, at_once if exact is not None else None)
 
 
 async def serve(
-    handler: Handler, port: int = 0, *, traffic: Traffic, capability: Capability
+    app: App, port: int = 0, *, traffic: Traffic, capability: Capability
 ) -> tuple[Server, int]:
-    """Listen for `handler` on 127.0.0.1:`port` (0 = ephemeral); the server and its port.
+    """Listen for `app` on 127.0.0.1:`port` (0 = ephemeral); the server and its port.
     A request the server refuses before the handler could see it fails the flow in `traffic`
     when it carries the capability; otherwise it is an outsider's, and only counted."""
 
@@ -215,22 +256,36 @@ async def serve(
         number = len(traffic.requests)
         traffic.refuse(Refused(number, refusal.method, path, refusal.status, refusal.why))
 
-    server = await http.serve(handler, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
+    server = await http.serve(
+        app.handle, port, max_body=MAX_BODY_BYTES, on_refusal=refused, at_once=app.at_once
+    )
     return server, server.port
 
 
 def _admitted(request: Request, capability: Capability) -> Request | None:
     """`request` as the agent meant it, its path without the capability; None when it does
     not carry it."""
+    admitted = _admitted_target(request, capability)
+    if admitted is None:
+        return None
+    path, target = admitted
+    if path == request.path:  # a `url:` flow's service, which was started without it
+        return request
+    return replace(request, path=path, path_qs=target)
+
+
+def _admitted_target(request: Request, capability: Capability) -> tuple[str, str] | None:
+    """The request's path and target (path and query) without the capability; None when it
+    does not carry it."""
     path = capability.admit(request.path)
     if path is None:
         return None
-    if path == request.path:  # a `url:` flow's service, which was started without it
-        return request
+    if path == request.path:
+        return path, request.path_qs
     target = request.path_qs.removeprefix(capability.prefix)
     if target == request.path_qs:  # the client escaped characters of the token itself
         target = path + (f"?{request.query_string}" if request.query_string else "")
-    return replace(request, path=path, path_qs=target if target.startswith("/") else "/" + target)
+    return path, target if target.startswith("/") else "/" + target
 
 
 def _refuse_outsider() -> Response:

@@ -57,6 +57,9 @@ def json_response(status: int, body: object, headers: Mapping[str, str] | None =
 
 
 Handler = Callable[[Request], Awaitable[Response]]
+AtOnce = Callable[[Request], Response | None]
+"""A handler's lane for the requests it can answer without waiting on anything: the answer,
+or None for the handler to give. It must not raise (a bug of its own is its 500 to give)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +97,15 @@ async def serve(
     port: int = 0,
     max_body: int = 64 * 1024 * 1024,
     on_refusal: Callable[[Refusal], None] | None = None,
+    at_once: AtOnce | None = None,
 ) -> Server:
-    """Listen on 127.0.0.1:`port` (0: any free port) and answer every request with `handler`;
-    a request refused before it is whole is answered 4xx here and told to `on_refusal`."""
+    """Listen on 127.0.0.1:`port` (0: any free port) and answer every request with `handler`
+    (first `at_once`, when given); a request refused before it is whole is answered 4xx here
+    and told to `on_refusal`."""
     connections: set[_Connection] = set()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
-        lambda: _Connection(handler, connections, max_body, on_refusal),
+        lambda: _Connection(handler, at_once, connections, max_body, on_refusal),
         LOOPBACK,
         port,
         reuse_address=True,
@@ -120,11 +125,13 @@ class _Connection(asyncio.BufferedProtocol):
     def __init__(
         self,
         handler: Handler,
+        at_once: AtOnce | None,
         registry: set[_Connection],
         max_body: int,
         on_refusal: Callable[[Refusal], None] | None,
     ) -> None:
         self._handler = handler
+        self._at_once = at_once
         self._registry = registry
         self._parser = RequestParser(max_body)
         self._on_refusal = on_refusal
@@ -170,9 +177,10 @@ class _Connection(asyncio.BufferedProtocol):
     def _next(self) -> None:
         """Answer the requests at the head of the buffer that have all arrived, in order.
 
-        A handler that finishes without suspending (replay's) is run to its end right here,
-        so its request costs no Task and no turn of the event loop; one that suspends (record
-        waiting on the upstream) goes on in a Task, and the requests behind it wait for it."""
+        `at_once` answers what it can with no coroutine at all. A handler that finishes
+        without suspending (replay's slow lane) is run to its end right here, so its request
+        costs no Task and no turn of the event loop; one that suspends (record waiting on the
+        upstream) goes on in a Task, and the requests behind it wait for it."""
         while True:
             try:
                 parsed = self._parser.next_request()
@@ -187,20 +195,25 @@ class _Connection(asyncio.BufferedProtocol):
                 return
             request, keep_alive = parsed
             self._busy = True
-            answering = self._answer(request, keep_alive)
-            try:
-                suspended_on = answering.send(None)
-            except StopIteration:
-                if self._busy:  # the connection was closed
+            response = self._at_once(request) if self._at_once is not None else None
+            if response is not None:
+                self._write(request, response, keep_alive)
+            else:
+                answering = self._answer(request, keep_alive)
+                try:
+                    suspended_on = answering.send(None)
+                except StopIteration:
+                    pass
+                else:
+                    self._task = create_task(
+                        self._go_on(_resumed(answering, suspended_on)), name="proxy-request"
+                    )
                     return
-                if not self._parser.pending:  # (the common case: nothing pipelined behind it)
-                    self._wait_for_more()
-                    return
-                continue
-            self._task = create_task(
-                self._go_on(_resumed(answering, suspended_on)), name="proxy-request"
-            )
-            return
+            if self._busy:  # the connection was closed
+                return
+            if not self._parser.pending:  # (the common case: nothing pipelined behind it)
+                self._wait_for_more()
+                return
 
     def _wait_for_more(self) -> None:
         transport = self._transport
@@ -227,6 +240,10 @@ class _Connection(asyncio.BufferedProtocol):
         except Exception:  # noqa: BLE001 - the client gets a 500, the flow's own checks stand
             response = _plain(500, "flowproof: internal error in the proxy")
             keep_alive = False
+        self._write(request, response, keep_alive)
+
+    def _write(self, request: Request, response: Response, keep_alive: bool) -> None:
+        """Write the answer to `request`; `_busy` stays True when the connection is closed."""
         transport = self._transport
         if transport is None or transport.is_closing():
             return

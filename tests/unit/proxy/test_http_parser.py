@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from flowproof.proxy import h1
 from flowproof.proxy.h1 import (
     MAX_CHUNK_LINE_BYTES,
     MAX_HEAD_BYTES,
@@ -326,3 +327,95 @@ def test_a_path_is_percent_decoded_and_its_target_kept_as_sent() -> None:
         "/v1/a%20b?x=%20",
     )
     assert (plain.path, plain.query_string, plain.path_qs) == ("/v1/ab", "x=1", "/v1/ab?x=1")
+
+
+# --- the one-pass lane for whole requests, held to the staged parser -------------------------
+
+_METHODS = (b"POST", b"GET", b"HEAD", b"P@ST", b"")
+_TARGETS = (
+    b"/v1/chat/completions",
+    b"/v1/messages?beta=true",
+    b"/v1/a%20b",
+    b"/v1/x?q=%41",
+    b"http://h/v1/x",
+    b"/",
+    b"*",
+    b"/a b",
+)
+_VERSIONS = (b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2.0", b"http/1.1", b"HTTP/1.1 ")
+_FIELDS = (
+    b"Host: 127.0.0.1",
+    b"Content-Type: application/json",
+    b"Connection: close",
+    b"Connection: Keep-Alive",
+    b"connection: CLOSE, upgrade",
+    b"Transfer-Encoding: chunked",
+    b"Expect: 100-continue",
+    b"Expect: nothing",
+    b"X-Beta: a \t",
+    b"x-beta:b",
+    b"X-Obs: caf\xe9",
+    b"Bad Name: x",
+    b"X-Ctl: a\x01b",
+    b" folded: x",
+    b"X-Empty:",
+    b"Upgrade: websocket",
+)
+_LENGTHS = (b"%d", b" %d", b"%d ", b"0%d", b"+%d", b"%d, %d", b"%d,%d", b"x", b"")
+
+
+def _random_request(chance: random.Random) -> bytes:
+    """A request near the shape model clients send, with one or more ways to leave it."""
+    body = bytes(chance.randrange(256) for _ in range(chance.choice((0, 1, 5, 40))))
+    fields = chance.sample(_FIELDS[: 4 if chance.random() < 0.5 else None], chance.randrange(4))
+    if chance.random() < 0.85:
+        spelling = chance.choice(_LENGTHS) if chance.random() < 0.3 else b"%d"
+        said = len(body) + (chance.choice((-1, 1, 1000)) if chance.random() < 0.2 else 0)
+        value = spelling.replace(b"%d", b"%d" % said)
+        fields.insert(chance.randrange(len(fields) + 1), b"Content-Length: " + value)
+    if chance.random() < 0.1 and fields:
+        fields.append(chance.choice(fields))  # a field sent twice
+    line = b" ".join(
+        (
+            chance.choice(_METHODS) if chance.random() < 0.2 else b"POST",
+            chance.choice(_TARGETS) if chance.random() < 0.3 else _TARGETS[0],
+            chance.choice(_VERSIONS) if chance.random() < 0.2 else b"HTTP/1.1",
+        )
+    )
+    lead = b"\r\n" if chance.random() < 0.05 else b""
+    return lead + b"\r\n".join((line, *fields)) + b"\r\n\r\n" + body
+
+
+def _read_all(pieces: list[bytes], max_body: int) -> list[object]:
+    """What a parser makes of the pieces, fed in turn: each request (with its headers as
+    sent and whether the connection stays open), then the refusal that ended it or whether
+    bytes are left unread."""
+    parser = RequestParser(max_body)
+    found: list[object] = []
+    try:
+        for piece in pieces:
+            parser.feed(piece)
+            while (parsed := parser.next_request()) is not None:
+                request, keep_alive = parsed
+                found.append((request, list(request.headers.items()), keep_alive))
+    except ServerError as refused:
+        found.append((refused.status, str(refused)))  # (the connection is closed: no more)
+    else:
+        found.append(parser.pending)
+    return found
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_a_whole_request_reads_as_the_staged_parser_reads_it(block: int) -> None:
+    """Fed whole, requests go through the one-pass lane where it can read them; fed a byte at
+    a time, never (each read after the first is appended to what is kept). Both must give the
+    same requests, the same refusal and leave the same bytes unread."""
+    taken = 0
+    for seed in range(block * 500, block * 500 + 500):
+        chance = random.Random(seed)
+        sent = b"".join(_random_request(chance) for _ in range(chance.choice((1, 1, 2))))
+        max_body = chance.choice((1000, 10))
+        whole, staged = _read_all([sent], max_body), _read_all(one_at_a_time(sent), max_body)
+        assert whole == staged, (seed, sent)
+        taken += h1._whole_request(sent, max_body) is not None
+    assert taken > 100  # the lane reads many of them, and the staged parser the rest
