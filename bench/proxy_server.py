@@ -92,8 +92,9 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int
             self.served_exact = 0
 
         def _backend(self, headers: Any) -> ReplayBackend:
-            cid = headers.get("x-bench-client", "")
-            stream = bool(headers.get("x-bench-stream"))
+            # (`lowered`: the bench's own bookkeeping, kept out of what flowproof is charged)
+            cid = headers.lowered("x-bench-client")
+            stream = headers.lowered("x-bench-stream") is not None
             backend = self.backends.get((cid, stream))
             if backend is None or backend.matcher.served == len(turns):
                 if backend is not None:

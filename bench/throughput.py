@@ -7,6 +7,8 @@ alternating which goes first."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,16 @@ from bench.lib.servers import Server
 from bench.lib.wire import drive, encode_request
 
 PATH = "/v1/chat/completions"
+STEADY_MMAP_THRESHOLD = 1 << 20
+"""Bytes: allocations under this come from the heap, in the client and in both servers.
+
+asyncio's stream client (and the raw stub, which reads with asyncio streams too) reads into a
+fresh 256 KiB buffer each time. glibc serves an allocation that size by mmap, with a page fault
+per page touched and an munmap when it is freed, until its dynamic threshold happens to rise
+past it, which depends on what the process freed before. Measured here, that doubled or halved
+the client's CPU per request from one run to the next, and with it the raw stub's figure, the
+client being the stub's bottleneck (31,000-37,000 JSON turns/s at 8 clients against
+66,000-73,000). A fixed threshold keeps every process of the measurement on the heap."""
 
 
 def requests(trace: Path, cid: int, stream: bool) -> list[bytes]:
@@ -29,10 +41,34 @@ def requests(trace: Path, cid: int, stream: bool) -> list[bytes]:
     return out
 
 
+def steady_allocator() -> None:
+    """This process's allocator as `STEADY_MMAP_THRESHOLD` says (glibc; elsewhere a no-op)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return
+    mallopt = getattr(ctypes.CDLL(name), "mallopt", None)
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, STEADY_MMAP_THRESHOLD)
+        mallopt(_M_TRIM_THRESHOLD, 4 * STEADY_MMAP_THRESHOLD)
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+"""glibc's malloc.h. Setting the mmap threshold fixes the trim threshold too, at 128 KiB: a
+freed buffer at the top of the heap would then be given back to the system after each read."""
+
+
 def throughput(
     trace: Path, rounds: int, seconds: float, clients: tuple[int, ...]
 ) -> dict[str, Any]:
-    servers = {"flowproof": Server("flowproof", trace, "--per-client"), "raw": Server("raw", trace)}
+    steady_allocator()
+    steady = {  # (glibc reads them at start)
+        "MALLOC_MMAP_THRESHOLD_": str(STEADY_MMAP_THRESHOLD),
+        "MALLOC_TRIM_THRESHOLD_": str(4 * STEADY_MMAP_THRESHOLD),
+    }
+    servers = {
+        "flowproof": Server("flowproof", trace, "--per-client", env=steady),
+        "raw": Server("raw", trace, env=steady),
+    }
     cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
     rates: dict[tuple[str, int, bool], list[float]] = {}
     try:

@@ -13,12 +13,14 @@ SERVER = ROOT / "bench" / "proxy_server.py"
 
 
 class Server:
-    def __init__(self, kind: str, trace: Path, *options: str) -> None:
+    def __init__(
+        self, kind: str, trace: Path, *options: str, env: dict[str, str] | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             [PYTHON, str(SERVER), kind, str(trace), *options],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=bench_env(),
+            env=bench_env(**(env or {})),
             text=True,
         )
         assert self.process.stdout is not None

@@ -116,10 +116,13 @@ def remembered(turn: Turn, key: object, work_out: Callable[[], T]) -> T:
     if memo is None:
         memo = {}
         object.__setattr__(turn, "_replay", memo)
-    if key not in memo:
-        memo[key] = work_out()
-    found: T = memo[key]  # type: ignore[assignment]  # stored by this function, for this key
-    return found
+    found = memo.get(key, _NOT_YET)
+    if found is _NOT_YET:
+        found = memo[key] = work_out()
+    return found  # type: ignore[return-value]  # stored by this function, for this key
+
+
+_NOT_YET = object()
 
 
 _PLAIN = "plain"

@@ -47,7 +47,7 @@ class Response:
     wire: dict[bool, tuple[bytes, bytes]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """Its head and payload as written, by keep-alive, once encoded: replay serves one
+    """Its head and the whole of it as written, by keep-alive, once encoded: replay serves one
     response, rendered once per turn, to every request of those bytes."""
 
 
@@ -297,8 +297,8 @@ def _encode(response: Response, keep_alive: bool, head_only: bool = False) -> by
     encoded = response.wire.get(keep_alive)
     if encoded is None:
         encoded = response.wire[keep_alive] = _encoded(response, keep_alive)
-    head, payload = encoded
-    return head if head_only else head + payload
+    head, whole = encoded
+    return head if head_only else whole
 
 
 def _encoded(response: Response, keep_alive: bool) -> tuple[bytes, bytes]:
@@ -314,7 +314,8 @@ def _encoded(response: Response, keep_alive: bool) -> tuple[bytes, bytes]:
         payload = b"".join(parts) + b"0\r\n\r\n"
     if not keep_alive:
         head.append("Connection: close")
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), payload
+    encoded = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+    return encoded, encoded + payload
 
 
 _REASONS = {status.value: status.phrase for status in HTTPStatus}
