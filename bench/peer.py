@@ -171,14 +171,14 @@ def record_both(
 def run_commands(
     namespace: LoopbackNamespace, peer: Path, work: Path
 ) -> dict[str, tuple[list[str], dict[str, str], Path]]:
-    """The two measured commands: each engine replaying its own directory, in the namespace."""
+    """The measured commands: each engine replaying its own directory, in the namespace; ours
+    both one flow at a time (as the peer runs a suite) and as `run DIR` runs by default (one
+    flow per CPU at a time)."""
+    ours = [PYTHON, "-m", "flowproof", "run"]
     return {
         "peer": (namespace.wrap([str(peer), "run", "."]), peer_env(), work / "peer"),
-        "flowproof": (
-            namespace.wrap([PYTHON, "-m", "flowproof", "run", "-j", "1", "."]),
-            bench_env(),
-            work / "ours",
-        ),
+        "flowproof": (namespace.wrap([*ours, "-j", "1", "."]), bench_env(), work / "ours"),
+        "flowproof-default": (namespace.wrap([*ours, "."]), bench_env(), work / "ours"),
     }
 
 

@@ -85,11 +85,15 @@ def test_the_tiny_replay_table_has_every_figure_and_verdict(tmp_path: Path) -> N
         assert table["peer"]["skipped"] in done.stdout and "skipped" in done.stderr
         print(f"peer part skipped: {table['peer']['skipped']}")
     else:
-        expected |= {"peer_wall_ratio", "peer_cpu_ratio"}
+        expected |= {
+            f"{prefix}peer_{kind}_ratio" for prefix in ("", "default_") for kind in ("wall", "cpu")
+        }
         figures = table["peer"]
         assert figures["pairs"] >= 1 and figures["peer_cpu_ms"]["median"] > 0
         # both engines run the agents the floor runs, and something of their own besides
-        assert figures["flowproof_added_cpu_ms"]["median"] > 0 < figures["floor_cpu_ms"]["median"]
+        for prefix in ("", "default_"):
+            added = figures[f"{prefix}flowproof_added_cpu_ms"]["median"]
+            assert added > 0 < figures["floor_cpu_ms"]["median"], prefix
     assert set(verdicts) == expected
     for v in verdicts.values():
         assert isinstance(v["met"], bool) and isinstance(v["borderline"], bool), v
