@@ -236,11 +236,8 @@ class RequestParser:
     def _finish(self, body: bytes) -> tuple[Request, bool]:
         head = self._head
         assert head is not None
-        request = _request(head, body)
-        connection = (head.headers.lowered("connection") or "").lower()
-        keep_alive = "close" not in connection and (
-            head.version != "HTTP/1.0" or "keep-alive" in connection
-        )
+        request = _request(head.method, head.target, head.headers, body)
+        keep_alive = _keeps_alive(head.headers, head.version)
         self._head, self._stage, self._body, self._continue = None, _Stage.HEAD, bytearray(), False
         self._last_line = b""
         return request, keep_alive
@@ -285,7 +282,7 @@ class RequestParser:
         self._head = head
         self._at = end + 4
         self._searched = self._at
-        length = _framing(head)
+        length = _framing(head.headers, head.version)
         if length is None:
             self._stage = _Stage.CHUNK_LINE
         elif length > self._max_body:
@@ -412,17 +409,17 @@ def _check_fields(fields: bytes, kind: str) -> None:
             raise ServerError(400, f"{which} is not a `name: value` field{_FIELD_RULES}")
 
 
-def _framing(head: _Head) -> int | None:
+def _framing(headers: Headers, version: str) -> int | None:
     """The body's length from `Content-Length`, or None for a chunked body (RFC 9112 §6).
     Anything a second reader could frame differently is refused."""
-    transfer_encoding = head.headers.lowered("transfer-encoding")
-    content_length = head.headers.lowered("content-length")
+    transfer_encoding = headers.lowered("transfer-encoding")
+    content_length = headers.lowered("content-length")
     if transfer_encoding is not None and content_length is not None:
         raise ServerError(
             400, "the request has both Content-Length and Transfer-Encoding; send one of them"
         )
     if transfer_encoding is not None:
-        _check_chunked(transfer_encoding, head.version)
+        _check_chunked(transfer_encoding, version)
         return None
     if content_length is None:
         return 0
@@ -543,8 +540,8 @@ def _whole_request(buffer: bytes, max_body: int) -> tuple[Request, bool, int] | 
     """The request at the start of `buffer`, whether the connection stays open after it and
     how many bytes it took, when it is all there and framed the way model clients frame nearly
     every call: HTTP/1.1, an origin-form target with nothing percent-encoded, a Content-Length
-    of plain digits (or no body), no Transfer-Encoding. None for anything else, which the
-    staged parser then reads. Whatever this reads, it reads as the staged parser would
+    (or no body), no Transfer-Encoding. None for anything else, which the staged parser then
+    reads. Whatever this reads, it reads as the staged parser would
     (tests/unit/proxy/test_http_parser.py holds the two to that); a replayed model call
     arrives whole in one read, and this one pass costs about half of the stages.
     (`Expect: 100-continue` needs no answer once the body is here.)"""
@@ -555,32 +552,31 @@ def _whole_request(buffer: bytes, max_body: int) -> tuple[Request, bool, int] | 
     if matched is None:
         return None
     headers = Headers.of_fields(matched[3].decode("latin-1"))
-    by_lower = headers._by_lower
-    if "transfer-encoding" in by_lower:
-        return None
-    content_length = by_lower.get("content-length")
-    length = 0
-    if content_length is not None:
-        digits = content_length[1]
-        if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
-            return None
-        length = int(digits)
+    try:
+        length = _framing(headers, "HTTP/1.1")
+    except ServerError:
+        return None  # (the staged parser refuses it, saying why)
+    if length is None:
+        return None  # chunked
     stop = end + 4 + length
     if length > max_body or stop > len(buffer):
         return None
-    connection = by_lower.get("connection")
-    keep_alive = connection is None or "close" not in connection[1].lower()
-    target = matched[2].decode("latin-1")
-    path, _, query = target.partition("?")
-    method = matched[1].decode("latin-1")
-    return Request(method, path, query, target, headers, buffer[end + 4 : stop]), keep_alive, stop
+    method, target = matched[1].decode("latin-1"), matched[2].decode("latin-1")
+    request = _request(method, target, headers, buffer[end + 4 : stop])
+    return request, _keeps_alive(headers, "HTTP/1.1"), stop
 
 
-def _request(head: _Head, body: bytes) -> Request:
-    target = _origin_form(head.target)
+def _keeps_alive(headers: Headers, version: str) -> bool:
+    """Whether the connection stays open after a request with these headers (RFC 9112 §9.3)."""
+    connection = (headers.lowered("connection") or "").lower()
+    return "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
+
+
+def _request(method: str, sent_target: str, headers: Headers, body: bytes) -> Request:
+    target = _origin_form(sent_target)
     raw_path, _, query = target.partition("?")
     path = unquote(raw_path) if "%" in raw_path else raw_path
-    return Request(head.method, path, query, target, head.headers, body)
+    return Request(method, path, query, target, headers, body)
 
 
 def _origin_form(target: str) -> str:
