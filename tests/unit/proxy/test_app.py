@@ -289,16 +289,29 @@ def test_record_forwards_provider_headers_by_prefix_and_no_credential() -> None:
     }
 
 
-def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> None:
-    class Broken:
-        async def answer(self, *args: object, **kwargs: object) -> None:
-            raise KeyError("turns")
+class _Broken:
+    async def answer(self, *args: object, **kwargs: object) -> None:
+        raise KeyError("turns")
 
+
+class _BrokenExact(_Broken):
+    """A backend whose byte-exact lane raises (the app answers it with no coroutine)."""
+
+    def answer_exact(self, *args: object, **kwargs: object) -> None:
+        raise ValueError("digest")
+
+
+@pytest.mark.parametrize(
+    ("broken", "failure"), [(_Broken, "KeyError: 'turns'"), (_BrokenExact, "ValueError: digest")]
+)
+def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500(
+    broken: type, failure: str
+) -> None:
     async def scenario() -> tuple[int, str, Traffic]:
         traffic = Traffic()
         runner, port = await serve(
-            make_app(Broken(), traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
-        )  # type: ignore[arg-type]
+            make_app(broken(), traffic, CAPABILITY), traffic=traffic, capability=CAPABILITY
+        )
         try:
             async with aiohttp.ClientSession() as client:
                 async with client.post(
@@ -310,9 +323,7 @@ def test_a_backend_that_raises_fails_the_flow_in_one_line_and_answers_500() -> N
 
     status, body, traffic = asyncio.run(scenario())
     assert status == 500 and "internal error in the proxy" in body
-    assert traffic.failures == [
-        "flowproof's proxy failed on POST /v1/chat/completions: KeyError: 'turns'"
-    ]
+    assert traffic.failures == [f"flowproof's proxy failed on POST /v1/chat/completions: {failure}"]
 
 
 async def outsider_then_agent(
