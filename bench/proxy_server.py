@@ -106,8 +106,8 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int
                 app_traffic.turns.clear()
             return backend
 
-        def answer_exact(self, call: Any) -> Any:
-            served = self._backend(call.headers).answer_exact(call)
+        def answer_exact(self, dialect: Any, path: str, sent: Any) -> Any:
+            served = self._backend(sent.headers).answer_exact(dialect, path, sent)
             self.served += served is not None
             return served
 

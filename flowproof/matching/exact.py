@@ -6,11 +6,12 @@ is a recorded turn's is served that turn without parsing, mock substitution, nor
 serialising a key, but only when the slow path (matching/match.py over the parsed request)
 would provably claim the same turn and write the same traffic entry:
 
-- the bytes hold none of the normaliser's current spellings, no `\\/` and no `\\u` escape, and
-  no spelling holds a character JSON may escape (`FastGate`): then every string of the parsed
-  request is a run of the literal bytes, no fact occurs in it, and normalising it changes
-  nothing; the recorded request holds no placeholder (`holds_placeholder`), so normalising it
-  at record changed nothing either. Equal bytes then mean an equal matched request.
+- normalising the parsed request provably changes nothing (`FastGate`): the normaliser has
+  no current spelling to replace; or the bytes hold none of them, no `\\/` and no `\\u`
+  escape, and no spelling holds a character JSON may escape, so every string of the parse is
+  a run of the literal bytes and no fact occurs in it. The recorded request holds no
+  placeholder (`holds_placeholder`), so normalising it at record changed nothing either.
+  Equal bytes then mean an equal matched request.
 - the flow mocks no tool the model sees (`FastGate`): a substitution would change the
   request, and proving it would not takes the parse this path exists to skip. Record keeps a
   digest only when its own substitution changed nothing (proxy/forward.py), so a trace whose
@@ -86,6 +87,8 @@ class FastGate:
         """Whether normalising the parse of `raw` is provably the identity."""
         if not self.open:
             return False
+        if not self.spellings:
+            return True  # nothing to normalise: an escape hides nothing the normaliser seeks
         if _ESCAPES.search(raw):
             return False
         return not any(spelling.search(raw) for spelling in self.spellings)

@@ -80,18 +80,6 @@ class ModelCall:
 
 
 @dataclass(frozen=True, slots=True)
-class RawCall:
-    """One model request before its body is read: what a backend's fast path looks at."""
-
-    dialect: Dialect
-    path: str
-    query: str
-    raw: bytes
-    headers: Mapping[str, str]
-    """As the agent sent them; replay reads none."""
-
-
-@dataclass(frozen=True, slots=True)
 class Served:
     """A request answered by its bytes alone: the turn the traffic keeps, the response ready."""
 
@@ -107,9 +95,10 @@ class Backend(Protocol):
 
 @runtime_checkable
 class ExactBackend(Protocol):
-    def answer_exact(self, call: RawCall) -> Served | None:
+    def answer_exact(self, dialect: Dialect, path: str, sent: Request) -> Served | None:
         """The answer to a request whose bytes say it all (a replay of the very bytes
-        recorded); None when the request must be read, and `answer` asked."""
+        recorded); None when the request must be read, and `answer` asked. `path` is the
+        path as the route reads it (capability off); the body is `sent.body`, unread."""
         ...
 
 
@@ -161,9 +150,7 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> App:
         if dialect is None:
             return None
         try:
-            served = exact.answer_exact(
-                RawCall(dialect, path, sent.query_string, raw, sent.headers)
-            )
+            served = exact.answer_exact(dialect, path, sent)
             if served is None:
                 return None
             traffic.requests.append((sent.method, target, dialect.name))

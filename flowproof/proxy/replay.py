@@ -24,7 +24,8 @@ from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mocks import ToolMocks
-from flowproof.proxy.app import ModelCall, RawCall, Served, rendered
+from flowproof.proxy.app import ModelCall, Served, rendered
+from flowproof.proxy.h1 import Request
 from flowproof.proxy.http import Response
 from flowproof.trace.model import Turn
 from flowproof.traffic import NO_RETRY, Answer, Traffic
@@ -54,23 +55,22 @@ class ReplayBackend:
         self.served_exact = 0
         """Requests served by their bytes alone (the rest were read and matched)."""
 
-    def answer_exact(self, call: RawCall) -> Served | None:
+    def answer_exact(self, dialect: Dialect, path: str, sent: Request) -> Served | None:
         """The turn recorded from these very bytes, served without reading them; None when
         the request must be read (`answer`), which then decides exactly as it always has."""
         if self.traffic.divergence is not None or self.traffic.failures:
             return None  # `answer` refuses, and says why
         if not self.gate.open:
             return None
-        digest = request_digest(call.dialect.name, call.path, call.query, call.raw)
-        index = self.matcher.claim_exact(
-            call.dialect.name, digest, lambda: self.gate.admits(call.raw)
-        )
+        raw = sent.body
+        digest = request_digest(dialect.name, path, sent.query_string, raw)
+        index = self.matcher.claim_exact(dialect.name, digest, lambda: self.gate.admits(raw))
         if index is None:
             return None
         self.served_exact += 1
-        return self._served(call, self.matcher.turns[index])
+        return self._served(dialect, path, sent, self.matcher.turns[index])
 
-    def _served(self, call: RawCall, recorded: Turn) -> Served:
+    def _served(self, dialect: Dialect, path: str, sent: Request, recorded: Turn) -> Served:
         """What serving `recorded` to these bytes gives, worked out on its first serve and kept
         on the turn: it depends only on the bytes (the turn's digest) and on today's values."""
 
@@ -80,7 +80,7 @@ class ReplayBackend:
             # turn is the recorded one without its digest, as a replayed turn never carries one.
             turn = Turn(recorded.dialect, recorded.request, recorded.response)
             answer = self.normalizer.from_placeholders(recorded.response)
-            return Served(turn, rendered_for_bytes(call, answer))
+            return Served(turn, rendered_for_bytes(dialect, path, sent, answer))
 
         return remembered(recorded, self.normalizer, serve)
 
@@ -145,23 +145,23 @@ def served(dialect: Dialect, request: Any, recorded: Turn, normalizer: Normalize
     return Answer(200, normalizer.from_placeholders(recorded.response), turn=turn)
 
 
-def rendered_for_bytes(call: RawCall, answer: Any) -> Response:
+def rendered_for_bytes(dialect: Dialect, path: str, sent: Request, answer: Any) -> Response:
     """What the app renders for a request of these bytes answered `answer` (app.rendered),
     the body parsed only when the answer streams, or when the bytes cannot say it does not."""
-    dialect = call.dialect
-    route = dialect.route(call.path, call.query)
+    raw = sent.body
+    route = dialect.route(path, sent.query_string)
     body: Any = None
     if route.stream is not None:
         stream = route.stream
-    elif not _STREAM_KEY.search(call.raw) and not dialect.wants_stream({}):
-        # `wants_stream` reads the body's `stream` key alone, and these bytes (no `\u` escape,
-        # FastGate) cannot hold it: the body answers as an empty one does.
+    elif not _STREAM_KEY.search(raw) and b"\\u" not in raw and not dialect.wants_stream({}):
+        # `wants_stream` reads the body's `stream` key alone, and bytes with no `\u` escape
+        # cannot spell it otherwise: the body answers as an empty one does.
         stream = False
     else:
-        body = json.loads(call.raw)
+        body = json.loads(raw)
         stream = dialect.wants_stream(body)
     if stream:
-        body = route.adopt(json.loads(call.raw) if body is None else body)
+        body = route.adopt(json.loads(raw) if body is None else body)
     return rendered(dialect, stream, body, Answer(200, answer))
 
 

@@ -86,8 +86,9 @@ class Case:
 
 def encode(body: Any, rng: random.Random) -> bytes:
     """The bytes an agent might send for `body`: compact, spaced or indented; or with its
-    slashes escaped, or a character as a `\\u` escape (each hides text from a bytes search)."""
-    style = rng.choice(["compact", "spaced", "indented", "slashes", "unicode"])
+    slashes escaped, or a character as a `\\u` escape (each hides text from a bytes search):
+    every `o`, or the first letter of every string and key that starts with `s` (`stream`)."""
+    style = rng.choice(["compact", "spaced", "indented", "slashes", "unicode", "keys"])
     if style == "compact":
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
     if style == "spaced":
@@ -96,6 +97,8 @@ def encode(body: Any, rng: random.Random) -> bytes:
         return json.dumps(body, ensure_ascii=False).replace("/", "\\/").encode()
     if style == "unicode":  # `o` as `\\u006f` wherever it stands: the same text
         return json.dumps(body, ensure_ascii=True).replace("o", "\\u006f").encode()
+    if style == "keys":  # `"stream"` as `"\\u0073tream"`: the same key
+        return json.dumps(body, ensure_ascii=False).replace('"s', '"\\u0073').encode()
     return json.dumps(body, indent=1, ensure_ascii=False).encode()
 
 
