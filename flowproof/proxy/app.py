@@ -137,7 +137,7 @@ def make_app(backend: Backend, traffic: Traffic, capability: Capability) -> App:
         checked here before the backend is asked, it answers as it always has, so a request
         `handle` reads is one this lane has already offered the backend, or one it refuses."""
         assert exact is not None
-        if sent.method != "POST" or "upgrade" in sent.headers:
+        if sent.method != "POST" or sent.headers.lowered("upgrade") is not None:
             return None
         raw = sent.body
         if not raw or raw.isspace():

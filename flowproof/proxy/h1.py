@@ -33,12 +33,18 @@ dropped, since a model call carries nothing in them."""
 
 class Headers(Mapping[str, str]):
     """Request headers: looked up case-insensitively, iterated under the names the client
-    used. A header sent more than once reads as its values joined by `, ` (RFC 9110 §5.3)."""
+    used. A header sent more than once reads as its values joined by `, ` (RFC 9110 §5.3).
 
-    __slots__ = ("_by_lower",)
+    Headers read from a request (`of_fields`) are indexed the first time anything but
+    `lowered` asks for them. The parser and the replay lane look up four or five names of a
+    request that carries fifteen or more (an SDK's own headers), and a search of the fields
+    for each of those costs less than indexing them all."""
+
+    __slots__ = ("_by_lower", "_fields", "_folded")
 
     def __init__(self, pairs: Sequence[tuple[str, str]] = ()) -> None:
-        self._by_lower: dict[str, tuple[str, str]] = {}
+        self._fields = self._folded = ""
+        self._by_lower: dict[str, tuple[str, str]] | None = {}
         for name, value in pairs:
             lower = name.lower()
             if lower in self._by_lower:
@@ -49,20 +55,30 @@ class Headers(Mapping[str, str]):
 
     @classmethod
     def of_fields(cls, fields: str) -> Headers:
-        """The headers of checked field lines (`name: value` joined by CRLF)."""
-        by_lower: dict[str, tuple[str, str]] = {}
-        lines = fields.split("\r\n")
-        for line in lines:
-            name, _, value = line.partition(":")
-            by_lower[name.lower()] = (name, value.strip(" \t"))
-        if len(by_lower) < len(lines):  # a header sent more than once: its values joined
-            return cls([(name, value.strip(" \t")) for name, _, value in map(_colon, lines)])
+        """The headers of checked field lines (`name: value` joined by CRLF, a token before
+        each colon, latin-1 text)."""
         headers = cls.__new__(cls)
-        headers._by_lower = by_lower
+        headers._by_lower = None
+        headers._fields = fields
+        # Lowering latin-1 text keeps its length, so an offset in one is an offset in the other.
+        headers._folded = "\r\n" + fields.lower() + "\r\n"
         return headers
 
+    def _index(self) -> dict[str, tuple[str, str]]:
+        if self._by_lower is None:
+            by_lower: dict[str, tuple[str, str]] = {}
+            lines = self._fields.split("\r\n")
+            for line in lines:
+                name, _, value = line.partition(":")
+                by_lower[name.lower()] = (name, value.strip(" \t"))
+            if len(by_lower) < len(lines):  # a header sent more than once: its values joined
+                pairs = [(name, value.strip(" \t")) for name, _, value in map(_colon, lines)]
+                by_lower = Headers(pairs)._index()
+            self._by_lower = by_lower
+        return self._by_lower
+
     def __getitem__(self, name: str) -> str:
-        return self._by_lower[name.lower()][1]
+        return self._index()[name.lower()][1]
 
     @overload
     def get(self, name: str, /) -> str | None: ...
@@ -71,23 +87,32 @@ class Headers(Mapping[str, str]):
     def get(self, name: str, /, default: object = None) -> object:
         # Mapping.get goes through a KeyError for every header a request does not send, and
         # the parser asks for several on every request.
-        found = self._by_lower.get(name.lower())
+        found = self._index().get(name.lower())
         return default if found is None else found[1]
 
     def lowered(self, name: str) -> str | None:
-        """The value of header `name`, given in lower case (what the parser asks, on every
-        request, without lowering it each time)."""
-        found = self._by_lower.get(name)
+        """The value of header `name`, a field name given in lower case (what the parser and
+        the replay lane ask, on every request, without lowering it or indexing the rest)."""
+        if self._by_lower is None:
+            folded, wanted = self._folded, "\r\n" + name + ":"
+            at = folded.find(wanted)
+            if at < 0:
+                return None
+            start = at + len(wanted)
+            end = folded.find("\r\n", start)
+            if folded.find(wanted, end) < 0:  # sent once (more: the index joins the values)
+                return self._fields[start - 2 : end - 2].strip(" \t")
+        found = self._index().get(name)
         return None if found is None else found[1]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._by_lower
+        return isinstance(name, str) and name.lower() in self._index()
 
     def __iter__(self) -> Iterator[str]:
-        return (name for name, _ in self._by_lower.values())
+        return (name for name, _ in self._index().values())
 
     def __len__(self) -> int:
-        return len(self._by_lower)
+        return len(self._index())
 
 
 @dataclass(frozen=True, slots=True)

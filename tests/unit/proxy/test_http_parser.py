@@ -419,3 +419,24 @@ def test_a_whole_request_reads_as_the_staged_parser_reads_it(block: int) -> None
         assert whole == staged, (seed, sent)
         taken += h1._whole_request(sent, max_body) is not None
     assert taken > 100  # the lane reads many of them, and the staged parser the rest
+
+
+_NAMES = ("content-length", "Content-Length", "CONNECTION", "x-length", "Upgrade", "a")
+_VALUES = ("5", " 5 ", "\t7", "", "Ünïcode ÀÉ", "a:b", "close, Upgrade", " \t ")
+
+
+@pytest.mark.parametrize("block", range(2))
+def test_a_header_looked_up_before_indexing_reads_as_the_index_reads_it(block: int) -> None:
+    """`lowered` searches the fields until something indexes them; the two must agree on every
+    name, sent once, twice or not at all, in any case, with any value (obs-text included)."""
+    for seed in range(block * 500, block * 500 + 500):
+        chance = random.Random(seed)
+        lines = [
+            f"{chance.choice(_NAMES)}:{chance.choice(_VALUES)}"
+            for _ in range(chance.randrange(1, 6))
+        ]
+        fields = "\r\n".join(lines)
+        for name in {name.lower() for name in _NAMES} | {"length"}:
+            searched = h1.Headers.of_fields(fields).lowered(name)
+            indexed = h1.Headers.of_fields(fields)
+            assert indexed.get(name) == indexed.lowered(name) == searched, (seed, fields, name)
