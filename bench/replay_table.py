@@ -490,12 +490,20 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def measure_again(verdicts: list[dict[str, Any]]) -> list[str]:
+    """The groups to run a second time: those with a figure within `BORDERLINE` of its limit,
+    or whose interquartile range spans it. Either way one pass cannot say which side of the
+    limit the figure is on; pooled with a second, the median has twice the rounds behind it."""
+    return sorted({group(v["key"]) for v in verdicts if v["borderline"] or not v["conclusive"]})
+
+
 def group(key: str) -> str:
     return GROUP_OF.get(key, "throughput" if key.startswith("throughput_") else key)
 
 
 def measure(work: Path, mode: str, peer_install: bool) -> dict[str, Any]:
-    """Every group once, then a second pass of each group with a borderline figure."""
+    """Every group once, then a second pass of each group with a figure one pass cannot place
+    (`measure_again`)."""
     sizes = SIZES[mode]
     result: dict[str, Any] = {"mode": mode, "sizes": vars(sizes), "turns": list(TURNS)}
     raw: dict[str, list[Any]] = {"cost": [], "throughput": [], "large": [], "peer": []}
@@ -530,7 +538,7 @@ def measure(work: Path, mode: str, peer_install: bool) -> dict[str, Any]:
         for name in ("cost", "throughput", "large", "peer"):
             run_group(name, second=False)
         first = verdicts(result)
-        again = sorted({group(v["key"]) for v in first if v["borderline"]})
+        again = measure_again(first)
         result["first_pass"] = first
         result["measured_again"] = again
         for name in again:

@@ -107,3 +107,17 @@ def test_a_missing_peer_venv_gives_a_reason(tmp_path: Path) -> None:
     found = peer.find(tmp_path / "no-venv", install=False)
     assert found.binary is None
     assert "not installed" in found.reason and "pip install flowproof==0.23.28" in found.reason
+
+
+def _verdict(key: str, borderline: bool, conclusive: bool) -> dict[str, object]:
+    return {"key": key, "borderline": borderline, "conclusive": conclusive}
+
+
+def test_a_group_is_measured_again_when_a_figure_is_near_its_limit_or_its_range_spans_it() -> None:
+    from bench.replay_table import measure_again
+
+    assert measure_again([_verdict("fixed_cpu_ms", False, True)]) == []
+    assert measure_again([_verdict("fixed_cpu_ms", True, True)]) == ["cost"]
+    assert measure_again([_verdict("fixed_cpu_ms", False, False)]) == ["cost"]
+    both = [_verdict("throughput_8_json", True, True), _verdict("large_peak_rss_mb", False, False)]
+    assert measure_again(both) == ["large", "throughput"]
