@@ -50,6 +50,16 @@ COMMITTED = sorted(
     if "node_modules" not in path.parts
 )
 FACT = "/work/checkout-of-today"
+PATHS_SEEN = (
+    FACT,
+    "/srv/another-checkout",
+    "/home/nobody/notes",
+    "a home-nobody slug",
+    "/tmp/flowproof-x/out",
+    "tmp-flowproof-x",
+)
+"""Paths a request may hold: on a machine whose facts they are, each is normalised (the
+working directory, the home and the temporary directory, each also as a slug)."""
 
 
 def committed_requests() -> list[tuple[str, dict[str, Any], Any]]:
@@ -165,7 +175,7 @@ def build_case(seed: int) -> Case:
         dialect, request, response = rng.choice(corpus)
         body = dict(request)
         if rng.random() < 0.3:  # a path in the recorded bytes: a fact on some machines
-            body["metadata"] = {"cwd": rng.choice([FACT, "/srv/another-checkout"])}
+            body["metadata"] = {"cwd": rng.choice(PATHS_SEEN)}
         if rng.random() < 0.2:
             body["stream"] = True
         if rng.random() < 0.1:
