@@ -1,6 +1,6 @@
 """One server for the proxy benchmarks, in a process of its own so the client's CPU is not its.
 
-    python bench/proxy_server.py flowproof TRACE [--per-client] [--profile FILE]
+    python bench/proxy_server.py flowproof TRACE [--per-client] [--spec SPEC] [--profile FILE]
     python bench/proxy_server.py raw TRACE
 
 `flowproof`: the real replay proxy, `proxy/app.py` make_app around `proxy/replay.py`
@@ -9,7 +9,10 @@ load_trace, served by `proxy/app.py` serve (aiohttp, the same code `flowproof ru
 With --per-client each client (header x-bench-client) is one flow: it gets its own
 ReplayBackend and matcher over the trace, made afresh once all its turns are served, so a
 ten-turn trace can be replayed thousands of times (the cost of the fresh matcher is counted).
-Without it, one backend serves the trace once, as in a flow.
+Without it, one backend serves the trace once, as in a flow. With --spec each backend
+normalises as `flowproof run` of that spec would (engine/environment.py `request_rules`: its
+declared facts and the default ones the trace was recorded with, measured on this machine, so
+every request's bytes are searched for them); without it, nothing is normalised.
 `raw`: the canned raw-asyncio server of bench/lib/wire.py with the same answers pre-rendered
 (the JSON bytes and the SSE frames flowproof would send), chosen by header x-bench-turn.
 
@@ -59,17 +62,28 @@ async def until_stdin_closes() -> None:
         PROFILER.disable()
 
 
-async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int]:
+async def flowproof_server(
+    trace_path: Path, per_client: bool, spec: Path | None
+) -> tuple[int, int]:
+    import os
+
     from flowproof.capability import Capability
+    from flowproof.engine.environment import request_rules
     from flowproof.matching.match import TurnMatcher
+    from flowproof.matching.rules import STRICT
     from flowproof.proxy.app import make_app, serve
     from flowproof.proxy.replay import ReplayBackend
+    from flowproof.spec.load import load_spec
     from flowproof.trace.store import load_trace
     from flowproof.traffic import Traffic
 
     started = time.perf_counter()
     trace = load_trace(trace_path)
     loaded = time.perf_counter()
+    rules = STRICT
+    if spec is not None:
+        defaults = trace.normalized_by_default
+        rules = request_rules(load_spec(spec), None, os.environ, recorded_defaults=defaults)
     turns = trace.turns
     matcher = TurnMatcher(turns)
     indexed = time.perf_counter()
@@ -99,7 +113,7 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int
             if backend is None or backend.matcher.served == len(turns):
                 if backend is not None:
                     self.served_exact += backend.served_exact
-                backend = ReplayBackend(TurnMatcher(variants[stream]), {}, Traffic())
+                backend = ReplayBackend(TurnMatcher(variants[stream]), {}, Traffic(), rules)
                 self.backends[(cid, stream)] = backend
             if len(app_traffic.requests) > 10_000:
                 app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench
@@ -118,7 +132,7 @@ async def flowproof_server(trace_path: Path, per_client: bool) -> tuple[int, int
                 raise RuntimeError(f"bench replay refused: {answer.body}")
             return answer
 
-    backend: Any = PerClient() if per_client else ReplayBackend(matcher, {}, app_traffic)
+    backend: Any = PerClient() if per_client else ReplayBackend(matcher, {}, app_traffic, rules)
     capability = Capability(required=False)
     app = make_app(backend, app_traffic, capability)
     runner, port = await serve(app, traffic=app_traffic, capability=capability)
@@ -190,7 +204,8 @@ def main() -> None:
 
         PROFILER = cProfile.Profile(time.process_time)
     if kind == "flowproof":
-        served, exact = asyncio.run(flowproof_server(trace, "--per-client" in sys.argv))
+        spec = Path(sys.argv[sys.argv.index("--spec") + 1]) if "--spec" in sys.argv else None
+        served, exact = asyncio.run(flowproof_server(trace, "--per-client" in sys.argv, spec))
     else:
         served, exact = asyncio.run(raw_server(trace))
     if PROFILER is not None:

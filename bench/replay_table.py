@@ -100,6 +100,17 @@ TARGETS = (
         for kind in ("json", "stream")
         for c in CLIENTS
     ),
+    *(
+        Target(
+            f"throughput_{c}_{kind}_facts",
+            f"throughput, {c} client{'s' if c > 1 else ''}, {kind}, default facts (x raw)",
+            0.5,
+            "x",
+            False,
+        )
+        for kind in ("json", "stream")
+        for c in CLIENTS
+    ),
     Target("large_load_index_serve_ms", "large trace: load + index + serve", 1000.0, "ms"),
     Target("large_peak_rss_mb", "large trace: peak RSS", 300.0, "MB"),
     Target("default_peer_wall_ratio", "ours / peer, wall (`run DIR` of stdlib flows)", 0.8, "x"),
@@ -274,23 +285,29 @@ def throughput_figures(passes: list[dict[str, Any]]) -> dict[str, Any]:
     pooled: dict[tuple[int, bool], dict[str, list[float]]] = {}
     for result in passes:
         for cell in result["cells"]:
-            into = pooled.setdefault((cell["clients"], cell["stream"]), {"ours": [], "raw": []})
+            into = pooled.setdefault(
+                (cell["clients"], cell["stream"]), {"ours": [], "raw": [], "facts": []}
+            )
             into["ours"] += cell["flowproof_samples"]
             into["raw"] += cell["raw_samples"]
+            into["facts"] += cell.get("facts_samples", [])
     cells = []
     for (clients, stream), samples in sorted(pooled.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ours, raw = statistics.median(samples["ours"]), statistics.median(samples["raw"])
-        cells.append(
-            {
-                "clients": clients,
-                "stream": stream,
-                "flowproof_per_s": ours,
-                "raw_per_s": raw,
-                "ratio": ours / raw,
-                "flowproof_samples": samples["ours"],
-                "raw_samples": samples["raw"],
-            }
-        )
+        cell = {
+            "clients": clients,
+            "stream": stream,
+            "flowproof_per_s": ours,
+            "raw_per_s": raw,
+            "ratio": ours / raw,
+            "flowproof_samples": samples["ours"],
+            "raw_samples": samples["raw"],
+        }
+        if samples["facts"]:
+            facts = statistics.median(samples["facts"])
+            cell |= {"facts_per_s": facts, "facts_ratio": facts / raw}
+            cell["facts_samples"] = samples["facts"]
+        cells.append(cell)
     return {"cells": cells, "passes": len(passes)}
 
 
@@ -438,6 +455,8 @@ def values(result: dict[str, Any]) -> dict[str, float]:
     for cell in result.get("throughput", {}).get("cells", []):
         kind = "stream" if cell["stream"] else "json"
         out[f"throughput_{cell['clients']}_{kind}"] = cell["ratio"]
+        if "facts_ratio" in cell:
+            out[f"throughput_{cell['clients']}_{kind}_facts"] = cell["facts_ratio"]
     large = result.get("large")
     if large:
         out["large_load_index_serve_ms"] = large["flowproof"]["load_index_serve_ms"]["median"]
@@ -578,14 +597,19 @@ def table(result: dict[str, Any]) -> str:
             f"**Replay throughput** (turns/s, {result['sizes']['tp_rounds']} rounds x "
             f"{result['sizes']['tp_seconds']} s per cell, {tp['passes']} pass(es))",
             "",
-            "| clients | kind | flowproof | raw stub | ratio |",
-            "|---|---|---|---|---|",
+            "| clients | kind | raw stub | flowproof | ratio | with the default facts | ratio |",
+            "|---|---|---|---|---|---|---|",
         ]
         for c in tp["cells"]:
             kind = "stream" if c["stream"] else "JSON"
+            facts = (
+                f"{c['facts_per_s']:,.0f} | {c['facts_ratio']:.2f}x"
+                if "facts_ratio" in c
+                else "n/a | n/a"
+            )
             lines.append(
-                f"| {c['clients']} | {kind} | {c['flowproof_per_s']:,.0f} | {c['raw_per_s']:,.0f} "
-                f"| {c['ratio']:.2f}x |"
+                f"| {c['clients']} | {kind} | {c['raw_per_s']:,.0f} | {c['flowproof_per_s']:,.0f} "
+                f"| {c['ratio']:.2f}x | {facts} |"
             )
         lines.append("")
     large = result.get("large")

@@ -1,6 +1,7 @@
 """Replay proxy throughput: replayed turns per second with 1, 8 and 32 concurrent
-keep-alive clients, streaming and not, flowproof's replay proxy against the raw-asyncio canned
-server, both in processes of their own, driven by the same client (bench/lib/wire.py) in this
+keep-alive clients, streaming and not, flowproof's replay proxy (normalising nothing, and
+normalising the default facts as a flow does) against the raw-asyncio canned server, each in a
+process of its own, driven by the same client (bench/lib/wire.py) in this
 one. Rounds interleave: each round measures every (clients, streaming) cell on both servers,
 alternating which goes first."""
 
@@ -18,6 +19,10 @@ from bench.lib.servers import Server
 from bench.lib.wire import drive, encode_request
 
 PATH = "/v1/chat/completions"
+FACTS = "flowproof-facts"
+"""The replay proxy normalising as `flowproof run` of the trace's spec does: the default facts
+(working directory, home, temporary directory) of this machine, sought in every request. The
+plain `flowproof` server normalises nothing, as a flow that opts out of them does."""
 STEADY_MMAP_THRESHOLD = 1 << 20
 """Bytes: allocations under this come from the heap, in the client and in both servers.
 
@@ -39,6 +44,13 @@ def requests(trace: Path, cid: int, stream: bool) -> list[bytes]:
             headers["x-bench-stream"] = "1"
         out.append(encode_request(PATH, body, headers))
     return out
+
+
+def _as_run(trace: Path) -> tuple[str, ...]:
+    """The options that have the replay server normalise as `flowproof run` of the trace's
+    spec would (the default facts of this machine), when the spec is beside it."""
+    spec = trace.with_name(trace.name.removesuffix(".trace.json") + ".yaml")
+    return ("--spec", str(spec)) if spec.is_file() else ()
 
 
 def steady_allocator() -> None:
@@ -69,14 +81,16 @@ def throughput(
         "flowproof": Server("flowproof", trace, "--per-client", env=steady),
         "raw": Server("raw", trace, env=steady),
     }
+    if _as_run(trace):
+        servers[FACTS] = Server("flowproof", trace, "--per-client", *_as_run(trace), env=steady)
     cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
     rates: dict[tuple[str, int, bool], list[float]] = {}
     try:
         for round_ in range(rounds):
             for stream in (False, True):
                 for count in clients:
-                    order = ("flowproof", "raw") if round_ % 2 == 0 else ("raw", "flowproof")
-                    for name in order:
+                    names = tuple(servers)
+                    for name in names if round_ % 2 == 0 else reversed(names):
                         result = asyncio.run(
                             drive(
                                 servers[name].port,
@@ -94,15 +108,19 @@ def throughput(
         for count in clients:
             ours = median(rates[("flowproof", count, stream)])
             raw = median(rates[("raw", count, stream)])
-            cells.append(
-                {
-                    "clients": count,
-                    "stream": stream,
-                    "flowproof_per_s": ours,
-                    "raw_per_s": raw,
-                    "ratio": ours / raw,
-                    "flowproof_samples": [round(r) for r in rates[("flowproof", count, stream)]],
-                    "raw_samples": [round(r) for r in rates[("raw", count, stream)]],
-                }
-            )
+            cell = {
+                "clients": count,
+                "stream": stream,
+                "flowproof_per_s": ours,
+                "raw_per_s": raw,
+                "ratio": ours / raw,
+                "flowproof_samples": [round(r) for r in rates[("flowproof", count, stream)]],
+                "raw_samples": [round(r) for r in rates[("raw", count, stream)]],
+            }
+            if FACTS in servers:
+                facts = median(rates[(FACTS, count, stream)])
+                cell["facts_per_s"] = facts
+                cell["facts_ratio"] = facts / raw
+                cell["facts_samples"] = [round(r) for r in rates[(FACTS, count, stream)]]
+            cells.append(cell)
     return {"rounds": rounds, "seconds_per_cell": seconds, "cells": cells}

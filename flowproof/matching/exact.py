@@ -79,10 +79,8 @@ class FastGate:
 
     @classmethod
     def for_flow(cls, spellings: Sequence[str], mocked: bool) -> FastGate:
-        # A mock rewrites tool results inside the request: no fast path (see the module doc).
-        if mocked or not all(_plain(spelling) for spelling in spellings):
-            return cls(False)
-        return cls(True, _searches(spellings))
+        # The flows of a suite share their facts: the searches are compiled once for them all.
+        return _gate(tuple(spellings), mocked)
 
     def admits(self, raw: bytes) -> bool:
         """Whether normalising the parse of `raw` is provably the identity."""
@@ -93,6 +91,14 @@ class FastGate:
         if _ESCAPES.search(raw):
             return False
         return not any(spelling.search(raw) for spelling in self.spellings)
+
+
+@functools.lru_cache(maxsize=16)
+def _gate(spellings: tuple[str, ...], mocked: bool) -> FastGate:
+    # A mock rewrites tool results inside the request: no fast path (see the module doc).
+    if mocked or not all(_plain(spelling) for spelling in spellings):
+        return FastGate(False)
+    return FastGate(True, _searches(spellings))
 
 
 def _searches(spellings: Sequence[str]) -> tuple[re.Pattern[bytes], ...]:

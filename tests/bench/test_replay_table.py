@@ -29,6 +29,10 @@ TINY_KEYS = {
     "throughput_8_json",
     "throughput_1_stream",
     "throughput_8_stream",
+    "throughput_1_json_facts",
+    "throughput_8_json_facts",
+    "throughput_1_stream_facts",
+    "throughput_8_stream_facts",
     "large_load_index_serve_ms",
     "large_peak_rss_mb",
 }
