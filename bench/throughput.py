@@ -2,8 +2,8 @@
 keep-alive clients, streaming and not, flowproof's replay proxy (normalising nothing, and
 normalising the default facts as a flow does) against the raw-asyncio canned server, each in a
 process of its own, driven by the same client (bench/lib/wire.py) in this
-one. Rounds interleave: each round measures every (clients, streaming) cell on both servers,
-alternating which goes first."""
+one. Rounds interleave: each round measures every (clients, streaming) cell on every server,
+in an order reversed from one round to the next."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ FACTS = "flowproof-facts"
 (working directory, home, temporary directory) of this machine, sought in every request. The
 plain `flowproof` server normalises nothing, as a flow that opts out of them does."""
 STEADY_MMAP_THRESHOLD = 1 << 20
-"""Bytes: allocations under this come from the heap, in the client and in both servers.
+"""Bytes: allocations under this come from the heap, in the client and in every server.
 
 asyncio's stream client (and the raw stub, which reads with asyncio streams too) reads into a
 fresh 256 KiB buffer each time. glibc serves an allocation that size by mmap, with a page fault
