@@ -282,32 +282,22 @@ def throughput_pass(trace: Path, sizes: Sizes) -> dict[str, Any]:
 
 
 def throughput_figures(passes: list[dict[str, Any]]) -> dict[str, Any]:
+    from bench.throughput import cell
+
     pooled: dict[tuple[int, bool], dict[str, list[float]]] = {}
     for result in passes:
-        for cell in result["cells"]:
+        for measured in result["cells"]:
             into = pooled.setdefault(
-                (cell["clients"], cell["stream"]), {"ours": [], "raw": [], "facts": []}
+                (measured["clients"], measured["stream"]), {"ours": [], "raw": [], "facts": []}
             )
-            into["ours"] += cell["flowproof_samples"]
-            into["raw"] += cell["raw_samples"]
-            into["facts"] += cell.get("facts_samples", [])
-    cells = []
-    for (clients, stream), samples in sorted(pooled.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        ours, raw = statistics.median(samples["ours"]), statistics.median(samples["raw"])
-        cell = {
-            "clients": clients,
-            "stream": stream,
-            "flowproof_per_s": ours,
-            "raw_per_s": raw,
-            "ratio": ours / raw,
-            "flowproof_samples": samples["ours"],
-            "raw_samples": samples["raw"],
-        }
-        if samples["facts"]:
-            facts = statistics.median(samples["facts"])
-            cell |= {"facts_per_s": facts, "facts_ratio": facts / raw}
-            cell["facts_samples"] = samples["facts"]
-        cells.append(cell)
+            into["ours"] += measured["flowproof_samples"]
+            into["raw"] += measured["raw_samples"]
+            into["facts"] += measured.get("facts_samples", [])
+    json_first = sorted(pooled.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    cells = [
+        cell(clients, stream, samples["ours"], samples["raw"], samples["facts"])
+        for (clients, stream), samples in json_first
+    ]
     return {"cells": cells, "passes": len(passes)}
 
 

@@ -103,24 +103,37 @@ def throughput(
     finally:
         for server in servers.values():
             server.stop()
-    cells = []
-    for stream in (False, True):
-        for count in clients:
-            ours = median(rates[("flowproof", count, stream)])
-            raw = median(rates[("raw", count, stream)])
-            cell = {
-                "clients": count,
-                "stream": stream,
-                "flowproof_per_s": ours,
-                "raw_per_s": raw,
-                "ratio": ours / raw,
-                "flowproof_samples": [round(r) for r in rates[("flowproof", count, stream)]],
-                "raw_samples": [round(r) for r in rates[("raw", count, stream)]],
-            }
-            if FACTS in servers:
-                facts = median(rates[(FACTS, count, stream)])
-                cell["facts_per_s"] = facts
-                cell["facts_ratio"] = facts / raw
-                cell["facts_samples"] = [round(r) for r in rates[(FACTS, count, stream)]]
-            cells.append(cell)
+    cells = [
+        cell(
+            count,
+            stream,
+            rates[("flowproof", count, stream)],
+            rates[("raw", count, stream)],
+            rates.get((FACTS, count, stream), []),
+        )
+        for stream in (False, True)
+        for count in clients
+    ]
     return {"rounds": rounds, "seconds_per_cell": seconds, "cells": cells}
+
+
+def cell(
+    clients: int, stream: bool, ours: list[float], raw: list[float], facts: list[float]
+) -> dict[str, Any]:
+    """One (clients, streaming) cell from each server's rates (turns/s): the medians, their
+    ratios to the raw stub's, and the samples (whole turns/s). `facts` is empty when the
+    default-facts server was not run."""
+    found: dict[str, Any] = {
+        "clients": clients,
+        "stream": stream,
+        "flowproof_per_s": median(ours),
+        "raw_per_s": median(raw),
+        "ratio": median(ours) / median(raw),
+        "flowproof_samples": [round(r) for r in ours],
+        "raw_samples": [round(r) for r in raw],
+    }
+    if facts:
+        found["facts_per_s"] = median(facts)
+        found["facts_ratio"] = median(facts) / median(raw)
+        found["facts_samples"] = [round(r) for r in facts]
+    return found
