@@ -8,10 +8,10 @@ would provably claim the same turn and write the same traffic entry:
 
 - normalising the parsed request provably changes nothing (`FastGate`): the normaliser has
   no current spelling to replace; or the bytes hold none of them, no `\\/` and no `\\u`
-  escape, and no spelling holds a character JSON may escape, so every string of the parse is
-  a run of the literal bytes and no fact occurs in it. The recorded request holds no
-  placeholder (`holds_placeholder`), so normalising it at record changed nothing either.
-  Equal bytes then mean an equal matched request.
+  escape of an ASCII character, and no spelling holds a character JSON must escape, so every
+  spelling that occurs in a string of the parse occurs in the bytes as itself. The recorded
+  request holds no placeholder (`holds_placeholder`), so normalising it at record changed
+  nothing either. Equal bytes then mean an equal matched request.
 - the flow mocks no tool the model sees (`FastGate`): a substitution would change the
   request, and proving it would not takes the parse this path exists to skip. Record keeps a
   digest only when its own substitution changed nothing (proxy/forward.py), so a trace whose
@@ -41,10 +41,16 @@ PLACEHOLDER_MARK = "{{flowproof."
 """What every normalisation placeholder starts with (matching/normalize.py `placeholder`)."""
 
 _HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
-_ESCAPES = re.compile(rb"\\[/u]")
-"""Escapes that can spell a character the bytes check cannot see: `\\/` a slash of a path,
-`\\u` any character at all. (A compiled literal search: on long bodies it runs several times
-faster than `bytes.__contains__`.)"""
+_ASCII_ESCAPE = re.compile(rb"\\u00[0-7]")
+"""A `\\u` escape of an ASCII character. With `\\/` (sought with the spellings, `_searches`),
+the only escape that can spell a character of a plain spelling (`_plain`): any other `\\u`
+spells a character no spelling holds, as the other short escapes do, so a body whose non-ASCII
+text an SDK wrote as `\\u00e9` keeps the fast path. (A compiled search for its literal
+start: on long bodies several times faster than `bytes.__contains__`, and a search for `\\`
+alone would stop at every `\\"` and `\\n`.)"""
+_ESCAPED_SLASH = rb"(?<=\\/)"
+"""The branch of the search for spellings that start with `/` that finds a `\\/` escape: the
+slash found, preceded by a backslash."""
 
 
 def request_digest(dialect: str, path: str, query: str, raw: bytes) -> str:
@@ -88,9 +94,18 @@ class FastGate:
             return False
         if not self.spellings:
             return True  # nothing to normalise: an escape hides nothing the normaliser seeks
-        if _ESCAPES.search(raw):
+        if holds_ascii_escape(raw):
             return False
-        return not any(spelling.search(raw) for spelling in self.spellings)
+        for search in self.spellings:  # (a loop: `any` of a generator costs more than a search)
+            if search.search(raw) is not None:
+                return False
+        return True
+
+
+def holds_ascii_escape(raw: bytes) -> bool:
+    """Whether the JSON text `raw` spells an ASCII character as a `\\u` escape (`"\\u0073"`
+    is `"s"`): only then may a key or string that the bytes do not hold be in its parse."""
+    return _ASCII_ESCAPE.search(raw) is not None
 
 
 @functools.lru_cache(maxsize=16)
@@ -106,10 +121,17 @@ def _searches(spellings: Sequence[str]) -> tuple[re.Pattern[bytes], ...]:
     byte share one (`/home/u` and `/tmp` as `/(?:home/u|tmp)`). A search that starts with a
     literal byte scans for it and tries the rest only where it occurs; one alternation of all
     the spellings would try every branch at every byte, and a search per spelling reads the
-    body once for each (the default facts have four or five)."""
+    body once for each (the default facts have four or five).
+
+    When a spelling holds a `/`, JSON may write it `\\/`: the search for the spellings that
+    start with `/` (made for the purpose when none does) also finds that escape, by looking
+    back from each slash it stops at, so the body is not read once more for it."""
     by_first: dict[bytes, list[bytes]] = {}
-    for spelling in dict.fromkeys(s.encode() for s in spellings):
+    encoded = tuple(dict.fromkeys(s.encode() for s in spellings))
+    for spelling in encoded:
         by_first.setdefault(spelling[:1], []).append(re.escape(spelling[1:]))
+    if any(b"/" in spelling for spelling in encoded):
+        by_first.setdefault(b"/", []).append(_ESCAPED_SLASH)
     return tuple(
         re.compile(re.escape(first) + b"(?:" + b"|".join(rests) + b")")
         for first, rests in by_first.items()

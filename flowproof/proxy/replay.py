@@ -19,7 +19,12 @@ from typing import Any
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
-from flowproof.matching.exact import FastGate, remembered, request_digest
+from flowproof.matching.exact import (
+    FastGate,
+    holds_ascii_escape,
+    remembered,
+    request_digest,
+)
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
@@ -153,9 +158,11 @@ def rendered_for_bytes(dialect: Dialect, path: str, sent: Request, answer: Any) 
     body: Any = None
     if route.stream is not None:
         stream = route.stream
-    elif not _STREAM_KEY.search(raw) and b"\\u" not in raw and not dialect.wants_stream({}):
-        # `wants_stream` reads the body's `stream` key alone, and bytes with no `\u` escape
-        # cannot spell it otherwise: the body answers as an empty one does.
+    elif (
+        not _STREAM_KEY.search(raw) and not holds_ascii_escape(raw) and not dialect.wants_stream({})
+    ):
+        # `wants_stream` reads the body's `stream` key alone, and bytes with no `\u` escape of
+        # an ASCII letter cannot spell it otherwise: the body answers as an empty one does.
         stream = False
     else:
         body = json.loads(raw)
