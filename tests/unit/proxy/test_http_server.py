@@ -149,18 +149,7 @@ def test_a_handler_that_raises_is_a_500_and_the_connection_closes() -> None:
     async def broken(request: Request) -> Response:
         raise RuntimeError("bug")
 
-    async def scenario() -> bytes:
-        server = await http.serve(broken)
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-            writer.write(POST + b"Content-Length: 0\r\n\r\n")
-            data = await asyncio.wait_for(reader.read(), 10)
-            writer.close()
-            return data
-        finally:
-            await server.cleanup()
-
-    data = asyncio.run(scenario())
+    data = serve_with(broken, POST + b"Content-Length: 0\r\n\r\n")
     assert (
         data.startswith(b"HTTP/1.1 500 Internal Server Error\r\n") and b"Connection: close" in data
     )
@@ -172,18 +161,7 @@ def test_a_streamed_answer_is_chunked() -> None:
             200, {"Content-Type": "text/event-stream"}, chunks=[b"data: 1\n\n", b"", b"data: 2\n\n"]
         )
 
-    async def scenario() -> bytes:
-        server = await http.serve(frames)
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-            writer.write(POST + b"Content-Length: 0\r\nConnection: close\r\n\r\n")
-            data = await asyncio.wait_for(reader.read(), 10)
-            writer.close()
-            return data
-        finally:
-            await server.cleanup()
-
-    data = asyncio.run(scenario())
+    data = serve_with(frames, POST + b"Content-Length: 0\r\nConnection: close\r\n\r\n")
     assert data.endswith(b"\r\n\r\n9\r\ndata: 1\n\n\r\n9\r\ndata: 2\n\n\r\n0\r\n\r\n")
     assert b"Transfer-Encoding: chunked" in data
 
