@@ -77,15 +77,14 @@ def throughput(
         "MALLOC_MMAP_THRESHOLD_": str(STEADY_MMAP_THRESHOLD),
         "MALLOC_TRIM_THRESHOLD_": str(4 * STEADY_MMAP_THRESHOLD),
     }
-    servers = {
-        "flowproof": Server("flowproof", trace, "--per-client", env=steady),
-        "raw": Server("raw", trace, env=steady),
-    }
-    if _as_run(trace):
-        servers[FACTS] = Server("flowproof", trace, "--per-client", *_as_run(trace), env=steady)
-    cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
+    servers: dict[str, Server] = {}
     rates: dict[tuple[str, int, bool], list[float]] = {}
-    try:
+    try:  # (a server that fails to start stops those started before it)
+        servers["flowproof"] = Server("flowproof", trace, "--per-client", env=steady)
+        servers["raw"] = Server("raw", trace, env=steady)
+        if _as_run(trace):
+            servers[FACTS] = Server("flowproof", trace, "--per-client", *_as_run(trace), env=steady)
+        cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
         for round_ in range(rounds):
             for stream in (False, True):
                 for count in clients:
