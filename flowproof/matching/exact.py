@@ -77,7 +77,8 @@ def is_digest(text: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class FastGate:
     """Whether a flow may take the fast path at all, and the searches for the spellings in
-    each request's bytes. Built once per flow by the replay backend."""
+    each request's bytes. The replay backend asks for one per flow (`for_flow`); flows with
+    the same facts share it."""
 
     open: bool
     spellings: tuple[re.Pattern[bytes], ...] = ()

@@ -19,12 +19,7 @@ from typing import Any
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.errors import ToolResultsExhausted
 from flowproof.matching import divergence
-from flowproof.matching.exact import (
-    FastGate,
-    holds_ascii_escape,
-    remembered,
-    request_digest,
-)
+from flowproof.matching.exact import FastGate, holds_ascii_escape, remembered, request_digest
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
