@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import sys
 import time
@@ -65,8 +66,6 @@ async def until_stdin_closes() -> None:
 async def flowproof_server(
     trace_path: Path, per_client: bool, spec: Path | None
 ) -> tuple[int, int]:
-    import os
-
     from flowproof.capability import Capability
     from flowproof.engine.environment import request_rules
     from flowproof.matching.match import TurnMatcher

@@ -82,8 +82,9 @@ def throughput(
     try:  # (a server that fails to start stops those started before it)
         servers["flowproof"] = Server("flowproof", trace, "--per-client", env=steady)
         servers["raw"] = Server("raw", trace, env=steady)
-        if _as_run(trace):
-            servers[FACTS] = Server("flowproof", trace, "--per-client", *_as_run(trace), env=steady)
+        as_run = _as_run(trace)
+        if as_run:
+            servers[FACTS] = Server("flowproof", trace, "--per-client", *as_run, env=steady)
         cache = {(c, s): requests(trace, c, s) for c in range(max(clients)) for s in (False, True)}
         for round_ in range(rounds):
             for stream in (False, True):
