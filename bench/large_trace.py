@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.lib.servers import Server
 from bench.lib.wire import encode_body, encode_request, send_all
-from flowproof import __version__
+from flowproof._version import __version__
 from flowproof.matching.exact import request_digest
 from flowproof.matching.match import TurnMatcher
 from flowproof.trace.codec import encode

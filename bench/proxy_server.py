@@ -66,15 +66,15 @@ async def until_stdin_closes() -> None:
 async def flowproof_server(
     trace_path: Path, per_client: bool, spec: Path | None
 ) -> tuple[int, int]:
-    from flowproof.capability import Capability
     from flowproof.engine.environment import request_rules
+    from flowproof.guards.capability import Capability
+    from flowproof.live.traffic import Traffic
     from flowproof.matching.match import TurnMatcher
     from flowproof.matching.rules import STRICT
     from flowproof.proxy.app import make_app, serve
     from flowproof.proxy.replay import ReplayBackend
     from flowproof.spec.load import load_spec
     from flowproof.trace.store import load_trace
-    from flowproof.traffic import Traffic
 
     started = time.perf_counter()
     trace = load_trace(trace_path)

@@ -49,10 +49,10 @@ class TreeError(Exception):
 
 
 def package_version() -> str:
-    text = (ROOT / "flowproof" / "__init__.py").read_text(encoding="utf-8")
+    text = (ROOT / "flowproof" / "_version.py").read_text(encoding="utf-8")
     found = re.search(r'^__version__ = "([^"]+)"$', text, re.MULTILINE)
     if found is None:
-        raise TreeError("no __version__ line in flowproof/__init__.py")
+        raise TreeError("no __version__ line in flowproof/_version.py")
     return found.group(1)
 
 

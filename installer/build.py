@@ -45,10 +45,10 @@ ARCHITECTURES = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "
 
 def version() -> str:
     """flowproof.__version__, read without importing the package (the build may run elsewhere)."""
-    text = (ROOT / "flowproof" / "__init__.py").read_text(encoding="utf-8")
+    text = (ROOT / "flowproof" / "_version.py").read_text(encoding="utf-8")
     found = re.search(r'^__version__ = "([^"]+)"$', text, re.MULTILINE)
     if found is None:
-        raise SystemExit("build: no __version__ in flowproof/__init__.py")
+        raise SystemExit("build: no __version__ in flowproof/_version.py")
     return found.group(1)
 
 

@@ -157,7 +157,7 @@ def check_metadata(path: Path, text: str) -> None:
 def check_entry_points(path: Path, text: str) -> None:
     for section, line in (
         ("[console_scripts]", "flowproof = flowproof.cli:main"),
-        ("[pytest11]", "flowproof = flowproof.pytest_plugin"),
+        ("[pytest11]", "flowproof = flowproof.doors.pytest_plugin"),
     ):
         body = text.split(section, 1)[1].split("[", 1)[0] if section in text else ""
         if line not in body.splitlines():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import proxy_environ
+from flowproof.host import proxy_environ
 from tests.upstream.scripted import ScriptedUpstream
 
 pytest_plugins = ["pytester"]  # tests/e2e/test_pytest_plugin.py runs pytest on flows

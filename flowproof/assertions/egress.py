@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
-from flowproof.errors import StepError
-from flowproof.words import plural
+from flowproof.core.errors import StepError
+from flowproof.core.words import plural
 
 KIND = "assert_no_egress"
 _SHOWN = 5

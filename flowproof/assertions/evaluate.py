@@ -27,8 +27,8 @@ from flowproof.assertions.grammar import Assertion, Clause, ReplyAssertion, Tool
 from flowproof.assertions.matchers import json_text
 from flowproof.assertions.paths import Lookup, format_path, lookup
 from flowproof.assertions.trajectory import JudgedCall, Trajectory
-from flowproof.errors import ConfigError, MatcherError, SpecError
-from flowproof.spellings import clip
+from flowproof.core.errors import ConfigError, MatcherError, SpecError
+from flowproof.guards.spellings import clip
 
 Resolver = Callable[[str], str]
 """Substitutes the `${...}` references in a value's text (supplied by the engine)."""

@@ -23,7 +23,7 @@ from flowproof.assertions.matchers import (
     matcher_spellings,
 )
 from flowproof.assertions.paths import Path, format_path, parse_path
-from flowproof.errors import GrammarError, MatcherError
+from flowproof.core.errors import GrammarError, MatcherError
 
 _TOOL_SHAPE = "'<tool>' or '<tool> where <path> <matcher> [<value>] [and ...]'"
 _CLAUSE_SHAPE = "'<path> <matcher> [<value>]'"

@@ -20,14 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
-from flowproof._registry import refuse_clash
 from flowproof.assertions.egress import EgressEvidence, check_no_egress, parse_no_egress
 from flowproof.assertions.evaluate import Resolver, SpecLine, StepRef, Verdict, evaluate
 from flowproof.assertions.grammar import parse_reply, parse_tool_call
 from flowproof.assertions.secrets import Body, check_secrets, parse_secret_step
 from flowproof.assertions.trajectory import Trajectory
-from flowproof.errors import GrammarError
-from flowproof.lanes import MODEL_LANE
+from flowproof.core.errors import GrammarError
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.registry import refuse_clash
 
 """The trace lane of the model traffic: requests, responses, the tool calls the model asked for."""
 

@@ -17,9 +17,9 @@ import json
 import re
 from typing import Any, ClassVar
 
-from flowproof._registry import refuse_clash
 from flowproof.assertions.paths import Lookup
-from flowproof.errors import MatcherError
+from flowproof.core.errors import MatcherError
+from flowproof.core.registry import refuse_clash
 
 _REGISTRY: dict[str, type[Matcher]] = {}
 _ORDER: list[type[Matcher]] = []

@@ -3,7 +3,7 @@
 The step names environment variables, never values; the values are read at execution and
 looked for in every recorded or served request and response body, in every spelling an agent
 sends without meaning to change it (JSON-escaped inside a tool result, percent-encoded,
-base64: flowproof/spellings.py). A report names the variable and where its value appeared,
+base64: flowproof/guards/spellings.py). A report names the variable and where its value appeared,
 never the value itself.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 
 from flowproof.assertions.evaluate import StepRef, Verdict, step_verdict
 from flowproof.assertions.paths import format_indexed, walk
-from flowproof.errors import SecretStepError
-from flowproof.spellings import appears
-from flowproof.words import plural
+from flowproof.core.errors import SecretStepError
+from flowproof.core.words import plural
+from flowproof.guards.spellings import appears
 
 KIND = "assert_no_secret_leak"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -40,7 +40,7 @@ from flowproof.assertions.grammar import (
 from flowproof.assertions.matchers import json_text
 from flowproof.assertions.paths import Path, format_path, lookup, walk
 from flowproof.assertions.trajectory import ToolCall, Trajectory
-from flowproof.errors import GrammarError
+from flowproof.core.errors import GrammarError
 
 FEW_TOOLS = 4
 """At most this many tools offered: every one the model left alone gets `assert_no_tool_call`."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from flowproof.audit.summarize import ControlRow
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 from flowproof.runrecord.model import RunRecord
 
 

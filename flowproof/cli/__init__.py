@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from flowproof import __version__
+from flowproof._version import __version__
 from flowproof.cli.boundary import GuardedGroup
 
 RUNS_DIR_HELP = "Where run records go (default: $FLOWPROOF_RUNS_DIR, else .flowproof/runs)."
@@ -51,7 +51,7 @@ def main() -> None:
     """Deterministic tests for AI agents: record the model traffic once, replay it in CI."""
     import os
 
-    from flowproof.redaction import REDACT
+    from flowproof.guards.redaction import REDACT
 
     REDACT.hide_record_keys(os.environ)
 

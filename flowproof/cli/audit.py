@@ -10,11 +10,11 @@ from pathlib import Path
 from flowproof.audit.since import Changes, baseline_index, compare
 from flowproof.audit.summarize import ControlRow, latest_rows, load_runs, render
 from flowproof.cli.output import emit, json_wanted, out
-from flowproof.files import write_text_atomic
+from flowproof.core.files import write_text_atomic
+from flowproof.core.words import plural
+from flowproof.guards.workflow_commands import quoted
 from flowproof.runrecord.model import RunRecord
 from flowproof.runrecord.store import runs_dir
-from flowproof.words import plural
-from flowproof.workflow_commands import quoted
 
 
 def audit_command(

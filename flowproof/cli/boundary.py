@@ -6,7 +6,7 @@
                           saved beside the run record (printed too with FLOWPROOF_DEBUG=1)
 
 Before any of that, the package index's other `flowproof` installed in the same environment
-stops the command with exit 2 (flowproof/distribution.py).
+stops the command with exit 2 (flowproof/host/distribution.py).
 
 Under `--json` each of these also writes the command's one JSON document on stdout, unless the
 command wrote its own first: `{"error": {"kind": "usage" | "config" | "internal", ...}}`
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 import click
 
-from flowproof.distribution import refuse_a_second_flowproof
-from flowproof.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
+from flowproof.core.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
+from flowproof.host.distribution import refuse_a_second_flowproof
 
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
 TRACEBACK_FILE = "traceback.txt"
@@ -135,7 +135,7 @@ def _say(text: str) -> None:
 
 def _crashed(ctx: click.Context, error: Exception) -> Path | None:
     """Says so on stderr; returns where the traceback was saved."""
-    from flowproof.redaction import REDACT
+    from flowproof.guards.redaction import REDACT
 
     # A traceback may quote a key or a declared secret; it goes through the same redactor.
     details = REDACT("".join(traceback.format_exception(error)))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.runrecord.base import RecordModel
 
 if TYPE_CHECKING:

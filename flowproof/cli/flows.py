@@ -21,17 +21,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flowproof import __version__
-from flowproof._tasks import create_task
+from flowproof._version import __version__
 from flowproof.cli.boundary import keep_crash_details_in, one_line
 from flowproof.cli.output import emit, json_wanted, out
 from flowproof.cli.publish import publish
+from flowproof.core.errors import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_PASSED,
+    ConfigError,
+    FlowproofError,
+)
+from flowproof.core.tasks import create_task
+from flowproof.core.words import plural
 from flowproof.engine.front import RunOptions, open_flow, run_opened
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Summary
 from flowproof.engine.runrecord import flow_record, run_record
-from flowproof.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, ConfigError, FlowproofError
+from flowproof.guards.redaction import REDACT
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
-from flowproof.redaction import REDACT
 from flowproof.report.terminal import error_lines, flow_lines, indent, summary_line
 from flowproof.runrecord.model import FlowRecord
 from flowproof.runrecord.store import (
@@ -44,7 +51,6 @@ from flowproof.runrecord.store import (
 )
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import find_specs
-from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -184,7 +190,7 @@ def _runs_root(given: str | None) -> Path:
 
 async def _interruptible(specs: list[Path], options: _Options, run: _Run) -> None:
     """_run_all, cancelled by the first interrupting signal; later ones change nothing, so
-    the agent's tree is always stopped to the end (which is bounded: flowproof/processes.py)."""
+    the agent's tree is always stopped to the end (which is bounded: host/processes.py)."""
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     assert main is not None  # asyncio.run's task

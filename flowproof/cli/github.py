@@ -21,8 +21,8 @@ from flowproof.github.context import (
     pull_request_number,
     repository,
 )
-from flowproof.redaction import REDACT
-from flowproof.workflow_commands import quoted
+from flowproof.guards.redaction import REDACT
+from flowproof.guards.workflow_commands import quoted
 
 TOKEN_VARIABLE = "GITHUB_TOKEN"
 FORK_HINT = (

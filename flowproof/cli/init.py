@@ -2,7 +2,7 @@
 where none exists yet.
 
 It writes the starter flow, the `.gitignore` line for the run records and the two CI
-workflows (flowproof/starter.py builds their texts), and never replaces a file: one that exists
+workflows (doors/starter.py builds their texts), and never replaces a file: one that exists
 is left alone and named, so init can be run again safely. With `--agent`, the starter flow
 starts that command, and `flowproof doctor` runs it once against a canned reply (no model, no
 key) so the flow declares what doctor found would stop it from replaying.
@@ -20,9 +20,9 @@ from pathlib import Path
 import click
 
 from flowproof.cli.output import out
-from flowproof.errors import EXIT_CONFIG
-from flowproof.redaction import REDACT
-from flowproof.starter import (
+from flowproof.core.errors import EXIT_CONFIG
+from flowproof.core.words import plural
+from flowproof.doors.starter import (
     GITIGNORE_PATH,
     RECORD_WORKFLOW_PATH,
     REPLAY_WORKFLOW_PATH,
@@ -36,7 +36,7 @@ from flowproof.starter import (
     replay_workflow,
     starter_spec,
 )
-from flowproof.words import plural
+from flowproof.guards.redaction import REDACT
 
 LEFT_ALONE = "left alone (it exists)"
 

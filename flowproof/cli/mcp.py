@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 
 INSTALL_HINT = (
     "flowproof mcp needs the MCP SDK, an optional extra: pip install 'flowproof-cli[mcp]' "

@@ -1,11 +1,11 @@
 """The one place flowproof writes to its terminal: human text on stderr, with GitHub
 annotations in Actions, and, under `--json`, one JSON document on stdout.
 
-Everything written here passes through the shared `REDACT` (flowproof/redaction.py) first:
+Everything written here passes through the shared `REDACT` (flowproof/guards/redaction.py) first:
 the record key variables are hidden from the start of every command, and each flow's declared
 secrets from the moment it has run. Then no line of it may start a GitHub workflow command (the
 runner reads stderr for them as well as stdout): a line that would is set behind `  | `
-(flowproof/workflow_commands.py), whatever a spec, a flow or an agent put into it. flowproof's
+(guards/workflow_commands.py), whatever a spec, a flow or an agent put into it. flowproof's
 own commands are printed by `command`, their values escaped as the runner requires.
 
 `--json` (a command's `json_option` in cli/__init__.py turns it on with `use_json`): the
@@ -24,8 +24,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from flowproof.redaction import REDACT
-from flowproof.workflow_commands import defuse, workflow_command
+from flowproof.guards.redaction import REDACT
+from flowproof.guards.workflow_commands import defuse, workflow_command
 
 
 @dataclass(slots=True)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flowproof.cli.output import annotate_error, out
-from flowproof.errors import ConfigError
-from flowproof.redaction import REDACT
+from flowproof.core.errors import ConfigError
+from flowproof.guards.redaction import REDACT
 from flowproof.runrecord.model import RunRecord
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from flowproof.cli.output import emit, json_wanted, out
-from flowproof.errors import RunRecordError
+from flowproof.core.errors import RunRecordError
 from flowproof.runrecord.store import RECORD_FILE, latest_run, load_run_record, run_ids, runs_dir
 
 NO_OUTPUT = (

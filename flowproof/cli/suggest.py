@@ -22,16 +22,16 @@ from flowproof.assertions.suggest import (
     suggest,
 )
 from flowproof.cli.output import out
+from flowproof.core.errors import ConfigError
+from flowproof.core.files import write_text_atomic
+from flowproof.core.words import plural
 from flowproof.engine.lanes import check_lanes, trajectory
-from flowproof.errors import ConfigError
-from flowproof.files import write_text_atomic
-from flowproof.redaction import REDACT, record_keys
+from flowproof.guards.redaction import REDACT, record_keys
 from flowproof.spec.append import CannotAppend, append_steps
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import refuse_shared_trace
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for
-from flowproof.words import plural
 
 WRITTEN_KINDS = ("assert_tool_call", "assert_no_tool_call", "assert")
 """The step kinds suggest writes; a spec holding any of them is not added to by --write."""

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from flowproof.assertions.secrets import SecretLeakAssertion
 from flowproof.cli.output import emit, json_wanted, out
-from flowproof.errors import EXIT_FAILED, EXIT_PASSED, ConfigError
+from flowproof.core.errors import EXIT_FAILED, EXIT_PASSED, ConfigError
+from flowproof.core.words import plural
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import SPEC_SUFFIXES, find_suite, is_spec_file, refuse_shared_trace
 from flowproof.trace.lint import Finding, lint_lanes, rules_for
 from flowproof.trace.store import TRACE_SUFFIX, load_trace, trace_path_for
-from flowproof.words import plural
 
 DEFAULT_PATH = "specs"
 

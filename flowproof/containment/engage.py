@@ -17,7 +17,7 @@ from flowproof.assertions.egress import KIND, EgressEvidence
 from flowproof.containment import engages_egress
 from flowproof.containment.findings import EgressSummary, Findings, not_contained
 from flowproof.containment.policy import FORMS, EntryError, Policy, parse_entry
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 

@@ -19,8 +19,8 @@ from functools import cache
 
 from flowproof.containment.findings import CONTAINED, not_contained
 from flowproof.containment.seccomp import PROBE, TRAMPOLINE
-from flowproof.engine_argv import engine_argv
-from flowproof.host_environ import host_environ
+from flowproof.host.engine_argv import engine_argv
+from flowproof.host.environ import host_environ
 
 PROBE_SECONDS = 60.0
 

@@ -21,10 +21,10 @@ from flowproof.containment import _linux
 from flowproof.containment.findings import Findings
 from flowproof.containment.pins import PinnedPolicy
 from flowproof.containment.seccomp import TRAMPOLINE
-from flowproof.engine_argv import engine_argv
-from flowproof.errors import FlowproofError
-from flowproof.host_environ import host_environ
-from flowproof.processes import owned_process
+from flowproof.core.errors import FlowproofError
+from flowproof.host.engine_argv import engine_argv
+from flowproof.host.environ import host_environ
+from flowproof.host.processes import owned_process
 
 HANDOVER_SECONDS = 60.0
 """How long the trampoline may take to start and install the filter (a loaded CI machine)."""

@@ -19,8 +19,8 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from flowproof._registry import refuse_clash
-from flowproof.mocks import ToolMocks
+from flowproof.core.mocks import ToolMocks
+from flowproof.core.registry import refuse_clash
 
 TRANSPORT_KEYS = ("stream", "stream_options")
 """Request keys that choose how the answer travels, never what it says: not part of matching."""

@@ -1,7 +1,7 @@
 """Run the agent as a shell command, bounded in time, and stop its whole process tree.
 
 The agent is started through a launcher (drivers/launch.py) in a session of its own, so that
-`sh -c "npm run x"` and everything it forks can be signalled together; flowproof/processes.py finds
+`sh -c "npm run x"` and everything it forks can be signalled together; host/processes.py finds
 and stops the tree, descendants that started a session of their own included. Its output goes
 to pipes flowproof owns (drivers/output.py), so the flow ends when the agent exits, however
 long a child it left behind keeps its stdout open, and no output can stall the reader.
@@ -18,11 +18,11 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from flowproof._tasks import create_task
+from flowproof.core.tasks import create_task
 from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.launch import PLAIN, Launcher
 from flowproof.drivers.output import OutputPipe, output_pipes
-from flowproof.processes import GRACE_SECONDS, process_clock, stop_tree
+from flowproof.host.processes import GRACE_SECONDS, process_clock, stop_tree
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

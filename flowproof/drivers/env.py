@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from flowproof.capability import Capability
-from flowproof.host_environ import host_environ
-from flowproof.proxy_environ import loopback_direct
+from flowproof.guards.capability import Capability
+from flowproof.host.environ import host_environ
+from flowproof.host.proxy_environ import loopback_direct
 from flowproof.spec.refs import resolve
 
 PLACEHOLDER_KEY = "flowproof-placeholder-key"

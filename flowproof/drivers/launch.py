@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from flowproof.containment import adopt_orphans
-from flowproof.processes import owned_process
+from flowproof.host.processes import owned_process
 
 if TYPE_CHECKING:
     from flowproof.containment.session import Supervision

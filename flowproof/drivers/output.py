@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import IO
 
-from flowproof import spellings
+from flowproof.guards import spellings
 
 TAIL_BYTES = 8 * 1024
 """How much of each stream is kept for the failure message: the end, where the error is."""
@@ -24,7 +24,7 @@ TAIL_LINES = 20
 """Of which at most this many lines are shown."""
 CUT = spellings.CUT
 """Marks a first kept line whose beginning was dropped (the redactor masks a piece of a secret
-left beside it: flowproof/spellings.py)."""
+left beside it: flowproof/guards/spellings.py)."""
 
 
 class _Tail(asyncio.Protocol):

@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from flowproof._tasks import create_task
+from flowproof.core.tasks import create_task
 from flowproof.drivers.base import DriverOutcome
+from flowproof.guards.spellings import clip
 from flowproof.spec import body as body_templates
-from flowproof.spellings import clip
 
 if TYPE_CHECKING:
-    from flowproof.conversation import Conversation
+    from flowproof.live.conversation import Conversation
 
 _BODY_SHOWN = 2000
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flowproof.assertions.secrets import SecretLeakAssertion
-from flowproof.capability import Capability
+from flowproof.core.errors import ConfigError
 from flowproof.engine.workdir import agent_cwd
-from flowproof.errors import ConfigError
-from flowproof.redaction import proxy_credentials, record_keys
+from flowproof.guards.capability import Capability
+from flowproof.guards.redaction import proxy_credentials, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from flowproof import __version__
+from flowproof._version import __version__
+from flowproof.core.mocks import ToolMocks
+from flowproof.core.words import plural
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import (
     ORIGIN_ONLY,
@@ -48,24 +50,22 @@ from flowproof.engine.replayability import (
     find_hazards,
 )
 from flowproof.engine.strategy import Replay
-from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
-from flowproof.mcp.server import ToolServer
-from flowproof.mocks import ToolMocks
-from flowproof.proxy.app import WEBSOCKET, Backend
-from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
-from flowproof.proxy_environ import (
+from flowproof.host.proxy_environ import (
     LOOPBACK,
     NO_PROXY_VARIABLES,
     ProxySetting,
     proxy_settings,
 )
+from flowproof.live.traffic import Traffic
+from flowproof.matching.rules import STRICT, RequestRules
+from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
+from flowproof.mcp.server import ToolServer
+from flowproof.proxy.app import WEBSOCKET, Backend
+from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
-from flowproof.traffic import Traffic
-from flowproof.words import plural
 
 DEFAULT_PROMPT = "Say hello."
 DEFAULT_TIMEOUT = 60.0

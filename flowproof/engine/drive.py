@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof.containment import engages_egress
-from flowproof.conversation import Conversation
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
@@ -20,6 +19,7 @@ from flowproof.drivers.url import (
     turn_body,
 )
 from flowproof.engine.context import FlowContext
+from flowproof.live.conversation import Conversation
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
 

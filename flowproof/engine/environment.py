@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flowproof.core.errors import SpecError
 from flowproof.engine.workdir import agent_cwd
-from flowproof.errors import SpecError
 from flowproof.matching.fields import parse_field_path
 from flowproof.matching.normalize import (
     DEFAULT_FACTS,

@@ -6,7 +6,7 @@
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
-Python API's `Flow` (flowproof/api.py, which the pytest items and `flowproof mcp` run through),
+Python API's `Flow` (doors/api.py, which the pytest items and `flowproof mcp` run through),
 the in-process fixture, and doctor (a spec made in memory, run with a canned
 strategy of its own) — so each gets the same guard, the same redaction and the same record.
 `os.environ` is read once, when the flow is opened, into the flow's context, which the
@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from flowproof.core.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.engine.context import FlowContext, flow_context
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.run import AgentDriver, run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
 from flowproof.engine.workdir import refuse_writes_inside
-from flowproof.errors import EXIT_FAILED, EXIT_PASSED
+from flowproof.guards.redaction import REDACT
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
-from flowproof.redaction import REDACT
 from flowproof.runrecord.model import FlowRecord, RunRecord
 from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
 from flowproof.spec.load import LoadedSpec, load_spec

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
+from flowproof.core.errors import TraceError
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.engine.judge import Scope
-from flowproof.errors import TraceError
-from flowproof.lanes import MODEL_LANE
 
 # Imported so that whoever holds the engine's lane helpers holds the model lane's kind too.
 from flowproof.proxy import kind as model_kind  # noqa: F401

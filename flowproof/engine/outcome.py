@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
 from flowproof.assertions.trajectory import Trajectory
+from flowproof.core.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.drivers.base import DriverOutcome
-from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.kinds import kind_named
 from flowproof.trace.model import Lane, Trace

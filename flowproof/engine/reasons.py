@@ -6,12 +6,12 @@ service ended is consulted only to explain a failure, never to excuse one.
 
 from __future__ import annotations
 
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.words import plural
 from flowproof.drivers.command import AgentOutcome
 from flowproof.drivers.env import ORIGIN_ONLY, WITH_V1, WITHOUT_V1
 from flowproof.drivers.url import TriggerOutcome
-from flowproof.lanes import MODEL_LANE
-from flowproof.traffic import Traffic
-from flowproof.words import plural
+from flowproof.live.traffic import Traffic
 
 
 def boundary_reasons(

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from flowproof.core.words import plural
 from flowproof.matching.fields import CONVERSATION_KEYS, ITEM_IDENTITY_PATH
 from flowproof.matching.remedy import TOOL_RESULT, undeclarable_id
-from flowproof.words import plural
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 DAY_SECONDS = 86_400

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowproof import __version__
+from flowproof._version import __version__
+from flowproof.core.words import plural
 from flowproof.engine.lanes import trace_changes
 from flowproof.matching.divergence import field_differences
 from flowproof.trace.model import Lane, Trace
-from flowproof.words import plural
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
-from flowproof.capability import REDACTED_AS
-from flowproof.conversation import Conversation
+from flowproof.core.mocks import mocks_for
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -26,13 +25,14 @@ from flowproof.engine.judge import judge
 from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
+from flowproof.guards.capability import REDACTED_AS
+from flowproof.guards.redaction import REDACT, Redactor
+from flowproof.live.conversation import Conversation
+from flowproof.live.traffic import Traffic
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
-from flowproof.mocks import mocks_for
 from flowproof.proxy.app import make_app, serve
-from flowproof.redaction import REDACT, Redactor
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
-from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:
     from flowproof.proxy.http import Server
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 AgentDriver = Callable[[FlowContext, int, asyncio.Event, McpBoundary], Awaitable[DriveResult]]
 """What runs the agent once the boundaries are up, given the flow's context, the proxy's port,
 the event that asks it to stop and the tool boundary: `drive` (a command or a `url:` service),
-the pytest plugin's in-process driver (flowproof/inprocess.py), or doctor's (engine/doctor.py).
+the pytest plugin's in-process driver (doors/inprocess.py), or doctor's (engine/doctor.py).
 Each wires the agent with drivers/env.wire_agent."""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from flowproof import __version__
+from flowproof._version import __version__
 from flowproof.assertions.evaluate import Verdict, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import step_kind

@@ -14,24 +14,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from flowproof import __version__
-from flowproof.conversation import turn_counts
+from flowproof._version import __version__
+from flowproof.core.errors import ConfigError, TraceError
+from flowproof.core.mocks import ToolMocks
+from flowproof.core.words import plural
 from flowproof.engine.context import FlowContext
 from flowproof.engine.lanes import check_lanes
 from flowproof.engine.outcome import Mode
-from flowproof.errors import ConfigError, TraceError
+from flowproof.live.conversation import turn_counts
+from flowproof.live.traffic import Traffic
 from flowproof.matching.match import matcher_for
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
-from flowproof.mocks import ToolMocks
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.proxy.app import Backend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 from flowproof.trace.store import load_trace, trace_path_for, write_trace
-from flowproof.traffic import Traffic
-from flowproof.words import plural
 
 if TYPE_CHECKING:  # record only: a replay loads neither the forwarding backend nor the lint
     from collections.abc import Callable

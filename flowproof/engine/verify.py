@@ -28,14 +28,14 @@ from typing import Any
 
 import yaml
 
+from flowproof.core.readjson import read_json
 from flowproof.engine.environment import measure
 from flowproof.engine.replayability import Finding, Sighting, declare_lines
 from flowproof.engine.workdir import agent_cwd
-from flowproof.engine_argv import engine_argv
-from flowproof.host_environ import host_environ
+from flowproof.host.engine_argv import engine_argv
+from flowproof.host.environ import host_environ
 from flowproof.matching.normalize import OPT_OUT, Environment, Normalizer
 from flowproof.matching.remedy import Remedy, classify
-from flowproof.readjson import read_json
 from flowproof.runrecord.store import DEFAULT_RUNS_DIR
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import find_suite

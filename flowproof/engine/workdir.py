@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.refs import resolve
 

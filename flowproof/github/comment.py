@@ -32,7 +32,7 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from flowproof import __version__
+from flowproof._version import __version__
 from flowproof.github.context import GitHubError, is_ours
 
 PER_PAGE = 100

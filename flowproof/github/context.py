@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flowproof.errors import FlowproofError
+from flowproof.core.errors import FlowproofError
 from flowproof.report.markdown import open_fence
 
 DEFAULT_API_URL = "https://api.github.com"

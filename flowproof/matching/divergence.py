@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from flowproof.assertions.paths import ABSENT, differences, format_indexed, format_path
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.readjson import read_json
+from flowproof.core.words import plural
 from flowproof.dialects.base import Dialect
-from flowproof.lanes import MODEL_LANE
+from flowproof.guards.spellings import CUT, clip
 from flowproof.matching.fields import FieldPath
 from flowproof.matching.match import compared
 from flowproof.matching.remedy import classify
-from flowproof.readjson import read_json
-from flowproof.spellings import CUT, clip
-from flowproof.words import plural
 
 """The lane of every divergence at the model boundary."""
 EQUAL_BODIES = "the bodies are equal (no difference found)"

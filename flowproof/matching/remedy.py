@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flowproof.guards.spellings import CUT
 from flowproof.matching.fields import ITEM_IDENTITY_PATH, forbidden_reason, parse_field_path
-from flowproof.spellings import CUT
 
 DATE = re.compile(
     r"\d{4}-\d{2}-\d{2}"

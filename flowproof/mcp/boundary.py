@@ -13,14 +13,14 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flowproof import __version__
-from flowproof.capability import Capability
+from flowproof._version import __version__
+from flowproof.core.mocks import tool_mocks
+from flowproof.guards.capability import Capability
+from flowproof.live.traffic import Traffic
 from flowproof.mcp.lane import LANE_PREFIX, lane_name
-from flowproof.mocks import tool_mocks
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
-from flowproof.traffic import Traffic
 
 if TYPE_CHECKING:  # loaded when a flow declares a server: most flows have no `mcp:` block
     from flowproof.mcp.http import HttpStandIn

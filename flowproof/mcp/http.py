@@ -1,6 +1,6 @@
 """The streamable-HTTP stand-in: a loopback listener in place of a `url:` MCP server.
 
-Its URL carries the flow's capability (flowproof/capability.py) as the first segment of its
+Its URL carries the flow's capability (flowproof/guards/capability.py) as the first segment of its
 path: a request without it is refused 403 and only counted, the way the model proxy refuses
 one. Below it, any path containing `/mcp` is the endpoint (a client that derives
 `<base>/mcp-exec` from one base still lands here). Every POST is answered with one
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
-from flowproof._tasks import create_task
-from flowproof.capability import Capability
+from flowproof.core.tasks import create_task
+from flowproof.guards.capability import Capability
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
     SERVER_REQUESTS,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall, ToolCall
+from flowproof.core.readjson import read_json
+from flowproof.core.words import plural
 from flowproof.mcp.lane import (
     LANE_PREFIX,
     Call,
@@ -28,11 +30,9 @@ from flowproof.mcp.lane import (
     tool_name,
 )
 from flowproof.mcp.rows import McpTimelineEntry
-from flowproof.readjson import read_json
 from flowproof.trace.changes import call_changes
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane
-from flowproof.words import plural
 
 if TYPE_CHECKING:  # the reports' views: loaded when a report or a flow's MCP count is drawn
     from flowproof.report.view import McpEventView, McpLaneView

@@ -22,7 +22,9 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from flowproof.errors import ToolResultsExhausted
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import MCP_TOOLS, ToolMocks
+from flowproof.live.traffic import Traffic
 from flowproof.matching.divergence import Divergence, find_difference
 from flowproof.mcp.lane import (
     META,
@@ -36,8 +38,6 @@ from flowproof.mcp.lane import (
     lane_name,
     tool_name,
 )
-from flowproof.mocks import MCP_TOOLS, ToolMocks
-from flowproof.traffic import Traffic
 
 DIVERGED = -32603
 """The JSON-RPC error code a call that matches nothing is answered with (internal error)."""

@@ -23,8 +23,10 @@ from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from flowproof._tasks import create_task
-from flowproof.engine_argv import engine_argv
+from flowproof.core.tasks import create_task
+from flowproof.guards.spellings import clip, last_lines
+from flowproof.host.engine_argv import engine_argv
+from flowproof.host.processes import GRACE_SECONDS, owned_process, stop_tree
 from flowproof.mcp.lane import without_id
 from flowproof.mcp.messages import (
     SERVER_REQUESTS,
@@ -40,8 +42,6 @@ from flowproof.mcp.messages import (
 )
 from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 from flowproof.mcp.standin import COMMAND, FLUSH_SECONDS
-from flowproof.processes import GRACE_SECONDS, owned_process, stop_tree
-from flowproof.spellings import clip, last_lines
 
 LOOPBACK = "127.0.0.1"
 LINE_LIMIT = 64 * 1024 * 1024

@@ -16,10 +16,10 @@ from typing import Any
 
 import aiohttp
 
+from flowproof.guards.spellings import clip
 from flowproof.outbound.proxy_failure import proxy_failure
 from flowproof.outbound.session import open_session, proxy_for
 from flowproof.outbound.trust import untrusted_certificate
-from flowproof.spellings import clip
 
 FORWARDED = (
     "Authorization",

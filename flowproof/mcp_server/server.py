@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 
-from flowproof import __version__
+from flowproof._version import __version__
 from flowproof.mcp_server import tools
 
 INSTRUCTIONS = (

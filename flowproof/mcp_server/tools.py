@@ -5,7 +5,7 @@ client calls. Every answer is data: a failed flow, a spec that cannot run, a tra
 be read or a record that is not set up come back as a result with an `error` (or a flow with
 `passed: false`), never as a protocol error, so the calling agent can read what to fix.
 
-Flows run in this process through the Python API (flowproof/api.py), one at a time (a lock:
+Flows run in this process through the Python API (flowproof/doors/api.py), one at a time (a lock:
 flows may need a fixed port, and a coding agent may call tools concurrently); each starts its
 agent as a subprocess, as `flowproof run` does. Every answer passes through the redactor
 before it leaves: no record key or declared secret reaches the client.
@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import wraps
 from typing import Any
 
-from flowproof.errors import FlowproofError, SpecError
-from flowproof.redaction import REDACT
+from flowproof.core.errors import FlowproofError, SpecError
+from flowproof.guards.redaction import REDACT
 
 Result = dict[str, Any]
 
@@ -68,7 +68,7 @@ def as_data(
 
 @as_data
 async def list_specs(paths: Sequence[str] = ("specs",)) -> Result:
-    from flowproof.api import find_specs
+    from flowproof.doors.api import find_specs
     from flowproof.spec.load import load_spec
     from flowproof.trace.store import trace_path_for
 
@@ -86,7 +86,7 @@ async def list_specs(paths: Sequence[str] = ("specs",)) -> Result:
 
 @as_data
 async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
-    from flowproof.api import Flow, find_specs
+    from flowproof.doors.api import Flow, find_specs
 
     flows: list[Result] = []
     errors: list[Result] = []
@@ -107,8 +107,8 @@ async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
 def record_not_set_up(environ: Mapping[str, str]) -> str | None:
     """Why record cannot forward from this server's environment, by variable names alone;
     None when an upstream and a key are both set."""
+    from flowproof.guards.redaction import RECORD_KEY_VARIABLES
     from flowproof.proxy.forward import BASE_VARIABLES, OVERRIDE_VARIABLE, Upstream
-    from flowproof.redaction import RECORD_KEY_VARIABLES
 
     upstream = Upstream.from_environ(environ)
     missing = []
@@ -132,7 +132,7 @@ def record_not_set_up(environ: Mapping[str, str]) -> str | None:
 
 @as_data
 async def record_spec(path: str, keep_matching: bool = False) -> Result:
-    from flowproof.api import Flow
+    from flowproof.doors.api import Flow
 
     refused = record_not_set_up(os.environ)
     if refused is not None:
@@ -144,14 +144,14 @@ async def record_spec(path: str, keep_matching: bool = False) -> Result:
 
 @as_data
 async def show_trajectory(trace: str) -> Result:
-    from flowproof.api import show_trace
+    from flowproof.doors.api import show_trace
 
     return show_trace(trace).to_dict()
 
 
 @as_data
 async def diff_traces(old: str, new: str) -> Result:
-    from flowproof.api import diff_traces as changes_between
+    from flowproof.doors.api import diff_traces as changes_between
 
     changes = changes_between(old, new)
     return {"old": old, "new": new, "changed": bool(changes), "changes": list(changes)}

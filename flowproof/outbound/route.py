@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
-from flowproof.errors import ConfigError
-from flowproof.redaction import url_credential
+from flowproof.core.errors import ConfigError
+from flowproof.guards.redaction import url_credential
 
 HTTPS_VARIABLES = ("https_proxy", "HTTPS_PROXY")
 HTTP_VARIABLES = ("http_proxy", "HTTP_PROXY")
@@ -80,7 +80,7 @@ class Proxy:
 
     @property
     def credential(self) -> str | None:
-        """The secret in the URL (hidden from all output by flowproof/redaction.py)."""
+        """The secret in the URL (hidden from all output by flowproof/guards/redaction.py)."""
         return url_credential(self.url)
 
     @property

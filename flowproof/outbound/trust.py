@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 
 CERT_FILE_VARIABLE = "SSL_CERT_FILE"
 CERT_DIR_VARIABLE = "SSL_CERT_DIR"

@@ -2,7 +2,7 @@
 
 `make_app` builds the handler around a backend (replay or forward); `serve` listens for it on
 loopback with the proxy's own HTTP server (proxy/http.py). A request whose path does not start
-with the flow's capability (flowproof/capability.py) was not sent by the agent: it is answered
+with the flow's capability (guards/capability.py) was not sent by the agent: it is answered
 403 before anything else reads it, never reaches the backend (so it is neither forwarded nor
 served a recorded turn), and is only counted (`Traffic.outsiders`). Every other path is read
 with the capability taken off, so the token appears in nothing the proxy writes down. A request
@@ -33,17 +33,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
-from flowproof.capability import Capability
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.dialects import Dialect, dialect_for_path
 from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.dialects.base import Route
-from flowproof.lanes import MODEL_LANE
+from flowproof.guards.capability import Capability
+from flowproof.live.traffic import NO_RETRY, Answer, Refused, Traffic
 from flowproof.matching.exact import request_digest
 from flowproof.proxy import http
 from flowproof.proxy.h1 import Request
 from flowproof.proxy.http import Handler, Response, Server, json_response
 from flowproof.trace.model import Turn
-from flowproof.traffic import NO_RETRY, Answer, Refused, Traffic
 
 LOOPBACK = http.LOOPBACK
 MAX_BODY_BYTES = 64 * 1024 * 1024

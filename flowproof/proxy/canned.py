@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flowproof.live.traffic import Answer
 from flowproof.proxy.app import ModelCall
 from flowproof.trace.model import Turn
-from flowproof.traffic import Answer
 
 CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."
 PROBE_TOOL = "flowproof_doctor_probe"

@@ -23,11 +23,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from flowproof._tasks import create_task
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMocks
+from flowproof.core.readjson import UnreadableJson, read_json
+from flowproof.core.tasks import create_task
 from flowproof.dialects.base import Dialect, Route, every_dialect, without_transport
-from flowproof.errors import ToolResultsExhausted
+from flowproof.guards.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES, Redactor
+from flowproof.guards.spellings import clip
+from flowproof.live.traffic import NO_RETRY, Answer, Traffic
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.mocks import ToolMocks
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.proxy.app import ModelCall
 from flowproof.proxy.wire import (
@@ -42,11 +46,7 @@ from flowproof.proxy.wire import (
     passed_on,
     status_named,
 )
-from flowproof.readjson import UnreadableJson, read_json
-from flowproof.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLES, Redactor
-from flowproof.spellings import clip
 from flowproof.trace.model import Turn
-from flowproof.traffic import NO_RETRY, Answer, Traffic
 
 if TYPE_CHECKING:
     import aiohttp

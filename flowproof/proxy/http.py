@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from flowproof._tasks import create_task
+from flowproof.core.tasks import create_task
 from flowproof.proxy.h1 import Request, RequestParser, ServerError
 
 LOOPBACK = "127.0.0.1"

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from flowproof.errors import ToolResultsExhausted
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMocks
+from flowproof.live.traffic import Answer, Traffic
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import Backend, ModelCall
 from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.replay import served
-from flowproof.traffic import Answer, Traffic
 
 
 class KeepMatchingBackend:

@@ -19,9 +19,9 @@ from typing import Any
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import Trajectory
+from flowproof.core.errors import TraceError
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.dialects import dialect_named
-from flowproof.errors import TraceError
-from flowproof.lanes import MODEL_LANE
 from flowproof.matching.exact import DIGEST_FIELD, is_digest
 from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field

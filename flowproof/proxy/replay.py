@@ -16,19 +16,19 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMocks
 from flowproof.dialects.base import Dialect, without_transport
-from flowproof.errors import ToolResultsExhausted
+from flowproof.live.traffic import NO_RETRY, Answer, Traffic
 from flowproof.matching import divergence
 from flowproof.matching.exact import FastGate, holds_ascii_escape, remembered, request_digest
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.mocks import ToolMocks
 from flowproof.proxy.app import ModelCall, Served, rendered
 from flowproof.proxy.h1 import Request
 from flowproof.proxy.http import Response
 from flowproof.trace.model import Turn
-from flowproof.traffic import NO_RETRY, Answer, Traffic
 
 DIVERGENCE = "flowproof_replay_divergence"
 _STREAM_KEY = re.compile(rb'"stream')

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 
-from flowproof.words import plural
+from flowproof.core.words import plural
 
 ACCEPTED_ENCODINGS = "gzip, deflate"
 """What record asks the upstream to compress with: the encodings its HTTP client decodes

@@ -16,11 +16,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from flowproof.files import write_text_atomic
+from flowproof.core.files import write_text_atomic
+from flowproof.core.words import plural
 from flowproof.report.markdown import cell, code, fence, md, open_fence
 from flowproof.report.view import RunView, build_view
 from flowproof.runrecord.model import RunRecord
-from flowproof.words import plural
 
 COMMENT_LIMIT = 65536
 """GitHub's limit on the body of a pull-request comment, in characters."""

@@ -16,9 +16,9 @@ import json
 import signal
 from typing import Literal
 
+from flowproof.core.words import plural
+from flowproof.guards.workflow_commands import quoted
 from flowproof.runrecord.model import FlowRecord, RunRecord, TimelineEntry
-from flowproof.words import plural
-from flowproof.workflow_commands import quoted
 
 RunMode = Literal["record", "replay"]
 

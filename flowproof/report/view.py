@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flowproof.lanes import MODEL_LANE
-from flowproof.readjson import read_json
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.readjson import read_json
+from flowproof.core.words import plural
 from flowproof.report.terminal import conversation_lines, flow_warnings
 from flowproof.runrecord.model import (
     ControlRecord,
@@ -26,7 +27,6 @@ from flowproof.runrecord.model import (
     TimelineEntry,
 )
 from flowproof.trace.kinds import kind_named
-from flowproof.words import plural
 
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""

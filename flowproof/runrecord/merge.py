@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from flowproof.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, RunRecordError
+from flowproof.core.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, RunRecordError
 from flowproof.runrecord.model import RunRecord
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flowproof.lanes import MODEL_LANE
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.trace.kinds import kind_named
 
 Document = dict[str, Any]

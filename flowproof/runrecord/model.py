@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Tag
 
-from flowproof.lanes import MODEL_LANE
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.runrecord.base import LaneRow
 from flowproof.runrecord.base import RecordModel as _Model
 from flowproof.trace.kinds import row_types

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from flowproof import __version__
-from flowproof.errors import ConfigError, RunRecordError
-from flowproof.files import write_text_atomic
-from flowproof.readjson import read_json
-from flowproof.redaction import Redactor
+from flowproof._version import __version__
+from flowproof.core.errors import ConfigError, RunRecordError
+from flowproof.core.files import write_text_atomic
+from flowproof.core.readjson import read_json
+from flowproof.guards.redaction import Redactor
 from flowproof.runrecord.migrate import MIGRATIONS
 from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from flowproof.errors import FlowproofError
+from flowproof.core.errors import FlowproofError
 
 
 class CannotAppend(FlowproofError):

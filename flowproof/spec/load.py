@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from flowproof.assertions.evaluate import StepRef, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import CompiledStep, step_kind, step_kinds
-from flowproof.errors import SpecError, StepError
+from flowproof.core.errors import SpecError, StepError
 from flowproof.spec.model import FlowSpec
 
 Location = tuple[str | int, ...]

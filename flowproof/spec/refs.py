@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 
 _REF = re.compile(r"\$\{([^}]+)\}")
 HANDLE_PREFIX = "flowproof."

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from flowproof.errors import ConfigError, SpecError
+from flowproof.core.errors import ConfigError, SpecError
 from flowproof.spec.load import Location, validated
 from flowproof.spec.model import IgnoredFields, Normalized, _Strict
 from flowproof.trace.store import trace_path_for

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from flowproof.assertions.paths import ABSENT, differences, format_path
-from flowproof.spellings import clip
+from flowproof.guards.spellings import clip
 
 _SHOWN = 120
 

@@ -35,10 +35,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flowproof import __version__
-from flowproof.errors import TraceError
-from flowproof.lanes import MODEL_LANE
-from flowproof.readjson import UnreadableJson, read_json
+from flowproof._version import __version__
+from flowproof.core.errors import TraceError
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.readjson import UnreadableJson, read_json
 from flowproof.trace.kinds import LaneKind, Malformed, expect, field, kind_named, known_kinds
 from flowproof.trace.model import Lane, Trace
 

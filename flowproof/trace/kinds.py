@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from flowproof._registry import refuse_clash
-from flowproof.lanes import MODEL_LANE
-from flowproof.spellings import clip
+from flowproof.core.lanes import MODEL_LANE
+from flowproof.core.registry import refuse_clash
+from flowproof.guards.spellings import clip
 
 if TYPE_CHECKING:
     from flowproof.assertions.secrets import Body

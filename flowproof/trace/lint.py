@@ -12,7 +12,7 @@ key it caught). Rules:
 - absolute home-directory paths (`/home/<user>/`, `/Users/<user>/`, `C:\\Users\\<user>\\`):
   they name the recorder and break replay elsewhere;
 - the values of the variables a spec's `assert_no_secret_leak` declares, when set, in every
-  spelling flowproof/spellings.py knows (JSON-escaped to any depth, percent-encoded, base64);
+  spelling flowproof/guards/spellings.py knows (JSON-escaped to any depth, percent-encoded, base64);
 - extra `patterns:` from `flowproof.yaml` (`trace_lint:`), each with a name.
 
 An `allow:` entry in `flowproof.yaml` accepts one known false positive by trace, path and rule,
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowproof.assertions.paths import format_indexed, walk
-from flowproof.spellings import appears
+from flowproof.guards.spellings import appears
 from flowproof.trace.model import Lane
 
 KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (

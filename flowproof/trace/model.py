@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import Dialect
-from flowproof.lanes import MODEL_LANE
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,14 @@
-"""Where traces live, and the only code that writes one (atomically, see flowproof/files.py)."""
+"""Where traces live, and the only code that writes one (atomically, see core/files.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
-from flowproof.errors import TraceError
-from flowproof.files import write_text_atomic
-from flowproof.readjson import UnreadableJson, read_json
-from flowproof.spellings import appears
+from flowproof.core.errors import TraceError
+from flowproof.core.files import write_text_atomic
+from flowproof.core.readjson import UnreadableJson, read_json
+from flowproof.guards.spellings import appears
 from flowproof.trace import codec
 from flowproof.trace.model import Trace
 

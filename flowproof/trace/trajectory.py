@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 
 from flowproof.assertions.trajectory import ToolCall, Trajectory
-from flowproof.readjson import UnreadableJson, read_json
+from flowproof.core.readjson import UnreadableJson, read_json
 from flowproof.trace.model import Turn, TurnFacts
 
 

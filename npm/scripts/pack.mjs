@@ -5,7 +5,7 @@
 //
 // writes <out>/flowproof-<version>.tgz (the launcher, identical on every platform) and
 // <out>/flowproof-cli-<key>-<version>.tgz (@flowproof/cli-<key>, the engine for this machine),
-// and prints their paths on stdout. The version defaults to flowproof/__init__.py's __version__.
+// and prints their paths on stdout. The version defaults to flowproof/_version.py's __version__.
 // Both manifests are generated here, from npm/flowproof/lib/platform.js's target table.
 
 import { spawnSync } from 'node:child_process';
@@ -35,7 +35,7 @@ function log(line) {
 }
 
 function readVersion() {
-  const init = path.join(REPO, 'flowproof', '__init__.py');
+  const init = path.join(REPO, 'flowproof', '_version.py');
   const match = fs.readFileSync(init, 'utf8').match(/^__version__\s*=\s*["']([^"']+)["']/m);
   if (!match) throw new PackError(`no __version__ = "..." line in ${init}; pass --version`);
   return match[1];

@@ -119,7 +119,7 @@ def test_the_job_ends_with_flowproofs_exit_code(action: dict[str, Any]) -> None:
 
 
 def test_the_version_default_is_the_packaged_version() -> None:
-    from flowproof import __version__
+    from flowproof._version import __version__
 
     installer = (ACTION_ROOT / "installer" / "install.sh").read_text(encoding="utf-8")
     # action/setup.sh reads the pinned version from this line of the installer it ships with

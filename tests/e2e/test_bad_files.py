@@ -204,7 +204,7 @@ steps:
 MEASURE = """\
 import resource, sys, time
 from pathlib import Path
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.spec.load import load_spec
 
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

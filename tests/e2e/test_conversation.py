@@ -322,7 +322,7 @@ IN_PROCESS = """\
 import sys
 from openai import OpenAI
 from flowproof.engine.outcome import Mode
-from flowproof.inprocess import in_process_flow
+from flowproof.doors.inprocess import in_process_flow
 
 mode = Mode.RECORD if sys.argv[1] == "record" else Mode.REPLAY
 with in_process_flow("specs/chat.yaml", mode) as flow:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.conftest import ENGINE_VARIABLE, ROOT, engine_command, flowproof
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.conftest import ENGINE_VARIABLE, ROOT, flowproof
 from tests.e2e.booking import BOOKING_SCRIPT, record, write_spec
 from tests.upstream.scripted import ScriptedUpstream
@@ -73,7 +73,7 @@ def test_record_then_replay_with_every_report(tmp_path: Path, upstream: Scripted
 
 def test_the_agent_gets_the_users_environment_not_the_bootloaders(tmp_path: Path) -> None:
     """The bootloader points LD_LIBRARY_PATH at _internal/; an agent inheriting it would load
-    the bundle's libstdc++ and libssl (flowproof/host_environ.py)."""
+    the bundle's libstdc++ and libssl (flowproof/host/environ.py)."""
     dump = tmp_path / "agent.env"
     flowproof(
         "doctor",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.e2e

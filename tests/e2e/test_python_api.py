@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flowproof import Flow, FlowResult
-from flowproof.errors import ConfigError, SpecError
+from flowproof.core.errors import ConfigError, SpecError
 from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
 from tests.upstream.scripted import ScriptedUpstream
 
@@ -128,7 +128,7 @@ def test_a_spec_that_cannot_run_raises_a_spec_error_naming_its_line(project: Pat
 
 
 def test_find_specs_lists_what_run_would_and_refuses_a_missing_path(project: Path) -> None:
-    from flowproof.api import find_specs
+    from flowproof.doors.api import find_specs
 
     assert find_specs() == [Path("specs/booking.yaml")]
     with pytest.raises(ConfigError, match="nowhere: no such file or directory"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.conftest import ROOT, flowproof
 
 V1 = ROOT / "tests" / "data" / "traces" / "v1"

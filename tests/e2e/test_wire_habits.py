@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession, web
 
-from flowproof.spellings import appears
+from flowproof.guards.spellings import appears
 from tests import mcp_servers as fx
 from tests.conftest import CliResult, agent_command, flowproof
 from tests.e2e import booking

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from installer import build
 from tests.conftest import ROOT
 from tests.installer.release import ReleaseServer, fake_bundle, publish, publish_file

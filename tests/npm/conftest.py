@@ -122,8 +122,8 @@ def platform_key() -> str:
 
 @pytest.fixture(scope="session")
 def packed(tmp_path_factory: pytest.TempPathFactory, platform_key: str) -> Packed:
-    """Both tarballs, packed from a fake bundle with the version read from flowproof/__init__.py."""
-    from flowproof import __version__
+    """Both tarballs, packed from a fake bundle with the version read from flowproof/_version.py."""
+    from flowproof._version import __version__
 
     work = tmp_path_factory.mktemp("pack")
     write_fake_bundle(work / "dist" / "flowproof")

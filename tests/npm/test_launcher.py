@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.conftest import CliResult
 from tests.npm.conftest import Packed, not_executable, platform_eval, write_fake_engine
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
+from flowproof._version import __version__
 from tests.npm.conftest import OFFLINE, Packed, platform_eval, run_pack, write_fake_bundle
 
 

@@ -18,7 +18,7 @@ def loaded_after(statement: str) -> list[str]:
     probe = (
         f"import sys\n{statement}\n"
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', "
-        "'flowproof.api', 'flowproof.mcp_server', 'flowproof.engine'))))"
+        "'flowproof.doors.api', 'flowproof.mcp_server', 'flowproof.engine'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
@@ -28,7 +28,7 @@ def loaded_after(statement: str) -> list[str]:
 
 def test_import_flowproof_loads_no_api_and_flow_loads_it_on_first_use() -> None:
     assert loaded_after("import flowproof") == []
-    assert "flowproof.api" in loaded_after("from flowproof import Flow")
+    assert "flowproof.doors.api" in loaded_after("from flowproof import Flow")
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:
@@ -58,8 +58,8 @@ def test_record_set_up_names_what_is_missing_and_never_a_value() -> None:
 
 
 def test_a_tool_answer_is_redacted_and_a_crash_is_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flowproof.guards.redaction import REDACT
     from flowproof.mcp_server import tools
-    from flowproof.redaction import REDACT
 
     key = "sk-unit-redacted-0123456789"
     monkeypatch.setitem(REDACT._names, key, "FLOWPROOF_AGENT_KEY")  # as hide() would, undone

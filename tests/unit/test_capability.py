@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowproof.capability import Capability
+from flowproof.guards.capability import Capability
 
 STRICT = Capability(token="Tk-1_x")
 

@@ -8,11 +8,11 @@ import asyncio
 
 from flowproof.dialects.base import dialect_named
 from flowproof.drivers.output import TAIL_BYTES, OutputPipe, _Tail
+from flowproof.guards.redaction import Redactor
+from flowproof.guards.spellings import last_lines
+from flowproof.live.traffic import Traffic
 from flowproof.matching.divergence import explain
 from flowproof.proxy.forward import _BODY_SHOWN, ForwardBackend, Upstream
-from flowproof.redaction import Redactor
-from flowproof.spellings import last_lines
-from flowproof.traffic import Traffic
 
 TOKEN = "acme-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnop"
 PIECE = 12

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flowproof.dialects.base import Dialect, every_dialect
-from flowproof.redaction import SHARED_KEY_VARIABLES
+from flowproof.guards.redaction import SHARED_KEY_VARIABLES
 from tests.conftest import ROOT
 
 

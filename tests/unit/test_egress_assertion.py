@@ -10,7 +10,7 @@ import pytest
 from flowproof.assertions.egress import EgressEvidence, check_no_egress, parse_no_egress
 from flowproof.assertions.evaluate import StepRef
 from flowproof.containment.engage import EgressSession, egress_session
-from flowproof.errors import SpecError, StepError
+from flowproof.core.errors import SpecError, StepError
 from flowproof.spec.load import load_spec
 
 REF = StepRef(3, "specs/egress.yaml", 12)

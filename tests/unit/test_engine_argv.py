@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from flowproof import __version__
-from flowproof.engine_argv import engine_argv
+from flowproof._version import __version__
+from flowproof.host.engine_argv import engine_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "flowproof"
@@ -66,7 +66,7 @@ def test_nothing_else_in_the_package_spells_the_engine_command() -> None:
         if SPELLINGS.search(line)
     ]
     assert not offenders, (
-        "start the engine with flowproof.engine_argv.engine_argv():\n" + "\n".join(offenders)
+        "start the engine with flowproof.host.engine_argv.engine_argv():\n" + "\n".join(offenders)
     )
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import ConfigError
-from flowproof.files import write_text_atomic
+from flowproof.core.errors import ConfigError
+from flowproof.core.files import write_text_atomic
 
 
 def test_writes_and_replaces(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from flowproof.capability import Capability
 from flowproof.drivers.env import agent_environment, proxy_handles
-from flowproof.host_environ import host_environ
+from flowproof.guards.capability import Capability
+from flowproof.host.environ import host_environ
 
 BOOTLOADER = {
     "PATH": "/usr/bin",

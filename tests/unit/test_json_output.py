@@ -17,8 +17,8 @@ import pytest
 from flowproof.cli import output
 from flowproof.cli.documents import error_document, report_document
 from flowproof.cli.schemas import DOCUMENTS, render_schema
-from flowproof.errors import ConfigError, SpecError
-from flowproof.redaction import Redactor
+from flowproof.core.errors import ConfigError, SpecError
+from flowproof.guards.redaction import Redactor
 from flowproof.runrecord.store import parse_run_record
 from tests.unit.report.builders import golden_record
 

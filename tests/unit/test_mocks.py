@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flowproof.errors import ToolResultsExhausted
-from flowproof.mocks import MCP_TOOLS, MODEL_TOOLS, ToolMock, ran_out
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import MCP_TOOLS, MODEL_TOOLS, ToolMock, ran_out
 
 
 def test_a_list_that_ran_out_is_one_sentence_in_each_boundary_s_words() -> None:

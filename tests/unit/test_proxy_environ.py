@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowproof.proxy_environ import ProxySetting, loopback_direct, proxy_settings
+from flowproof.host.proxy_environ import ProxySetting, loopback_direct, proxy_settings
 
 LOOPBACK = "127.0.0.1,localhost,::1"
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from flowproof.readjson import MAX_DEPTH, UnreadableJson, read_json
+from flowproof.core.readjson import MAX_DEPTH, UnreadableJson, read_json
 
 
 def refusal(text: str) -> str:

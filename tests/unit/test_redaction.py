@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from flowproof.redaction import Redactor, record_keys
+from flowproof.guards.redaction import Redactor, record_keys
 
 
 def test_a_value_is_replaced_by_its_variable_name_raw_and_json_escaped() -> None:
@@ -77,7 +77,7 @@ def test_a_token_as_the_proxy_user_is_hidden() -> None:
 def test_a_redactor_holding_many_values_compiles_each_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The process's redactor gains a value with every flow (its capability): past the size
     of a shared cache, every line printed would compile every value again."""
-    import flowproof.redaction as redaction
+    import flowproof.guards.redaction as redaction
 
     compiled: list[str] = []
     real = redaction.spelling_pattern

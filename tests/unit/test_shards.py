@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flowproof.cli.flows import in_shard, parse_shard
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 
 SPECS = [Path(f"specs/{group}/flow_{number}.yaml") for group in "abc" for number in range(40)]
 

@@ -8,7 +8,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from flowproof.spellings import CUT, MIN_FRAGMENT, appears, clip, hide
+from flowproof.guards.spellings import CUT, MIN_FRAGMENT, appears, clip, hide
 
 ODD = 'pa"ss\\wö/rd-Ä1'
 """A value with every character a JSON encoder escapes: a quote, a backslash, a slash (some

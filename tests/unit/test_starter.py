@@ -1,4 +1,4 @@
-"""The texts `flowproof init` writes (flowproof/starter.py): the docs show them as written, and
+"""The texts `flowproof init` writes (flowproof/doors/starter.py): the docs show them as written, and
 any agent command survives the trip into the starter flow's YAML."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flowproof.starter import record_workflow, replay_workflow, starter_spec
+from flowproof.doors.starter import record_workflow, replay_workflow, starter_spec
 
 CI_DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 
@@ -17,7 +17,7 @@ CI_DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 def test_docs_ci_shows_the_workflow_init_writes(workflow: object) -> None:
     assert callable(workflow)
     assert workflow() in CI_DOC.read_text(), (
-        "docs/ci.md and flowproof/starter.py disagree: copy the workflow into docs/ci.md"
+        "docs/ci.md and flowproof/doors/starter.py disagree: copy the workflow into docs/ci.md"
     )
 
 

@@ -80,7 +80,7 @@ def test_the_run_path_imports_no_template_engine() -> None:
 
 
 def test_the_run_path_imports_only_what_a_replay_uses() -> None:
-    """psutil loads only when an agent left something to look for (flowproof/processes.py);
+    """psutil loads only when an agent left something to look for (flowproof/host/processes.py);
     `record --verify` and `--diff` load their machinery when asked; the run record's field
     descriptions are read from the source only when its schema is rendered."""
     probe = (

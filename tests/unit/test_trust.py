@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 from flowproof.outbound.trust import untrusted_message, upstream_context
 
 

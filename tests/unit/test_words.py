@@ -1,4 +1,4 @@
-from flowproof.words import plural
+from flowproof.core.words import plural
 
 
 def test_a_count_of_one_keeps_the_noun_singular_and_every_other_count_adds_an_s() -> None:

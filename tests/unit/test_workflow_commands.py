@@ -1,11 +1,11 @@
-"""flowproof/workflow_commands.py: flowproof's own commands escaped as the runner unescapes
+"""flowproof/guards/workflow_commands.py: flowproof's own commands escaped as the runner unescapes
 them, and any other line kept from being read as a command."""
 
 from __future__ import annotations
 
 import pytest
 
-from flowproof.workflow_commands import defuse, quoted, workflow_command
+from flowproof.guards.workflow_commands import defuse, quoted, workflow_command
 
 
 def test_properties_escape_what_would_end_them_and_data_what_would_end_the_line() -> None:

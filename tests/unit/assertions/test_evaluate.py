@@ -8,7 +8,7 @@ from flowproof.assertions.evaluate import SpecLine, StepRef, Verdict, evaluate
 from flowproof.assertions.grammar import Assertion
 from flowproof.assertions.kinds import parse_step
 from flowproof.assertions.trajectory import ToolCall, Trajectory
-from flowproof.errors import ConfigError, SpecError
+from flowproof.core.errors import ConfigError, SpecError
 
 
 def make_call(name: str, arguments: Any = None, *, turn: int = 0) -> ToolCall:

@@ -10,7 +10,7 @@ from flowproof.assertions.grammar import (
 )
 from flowproof.assertions.kinds import parse_step
 from flowproof.assertions.matchers import Contains, Equals, Exists, IsAbsent, Matches
-from flowproof.errors import GrammarError
+from flowproof.core.errors import GrammarError
 from tests.golden import assert_same_text
 
 CASES = Path(__file__).parents[2] / "data" / "cases" / "grammar"

@@ -17,7 +17,7 @@ from flowproof.assertions.kinds import (
 )
 from flowproof.assertions.secrets import Body, SecretLeakAssertion
 from flowproof.assertions.trajectory import Trajectory
-from flowproof.errors import GrammarError
+from flowproof.core.errors import GrammarError
 
 
 def test_the_kinds_in_definition_order_with_their_lanes() -> None:

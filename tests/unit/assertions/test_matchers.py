@@ -16,7 +16,7 @@ from flowproof.assertions.matchers import (
     registry,
 )
 from flowproof.assertions.paths import Lookup
-from flowproof.errors import MatcherError
+from flowproof.core.errors import MatcherError
 
 
 def present(value: Any) -> Lookup:

@@ -13,7 +13,7 @@ from flowproof.assertions.secrets import (
     check_secrets,
     parse_secret_step,
 )
-from flowproof.errors import SecretStepError
+from flowproof.core.errors import SecretStepError
 
 REF = StepRef(4, "report.yaml", 15)
 REQUEST = {

@@ -10,7 +10,7 @@ import pytest
 
 from flowproof.audit.since import baseline_index, compare, parse_moment
 from flowproof.audit.summarize import ControlRow, latest_rows
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 from flowproof.runrecord.model import FlowVerdict, RunRecord
 from tests.unit.report.builders import make_flow, make_record
 

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.dialects.anthropic import AnthropicMessages, canonical_input
 from flowproof.dialects.base import Envelope
-from flowproof.errors import ToolResultsExhausted
 from flowproof.matching.divergence import explain
-from flowproof.mocks import ToolMock
 
 MESSAGES = dialect_named("anthropic_messages")
 

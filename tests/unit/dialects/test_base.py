@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_named
 from flowproof.dialects.base import (
     CallMade,
@@ -17,8 +19,6 @@ from flowproof.dialects.base import (
     ToolEvent,
     join_text,
 )
-from flowproof.errors import ToolResultsExhausted
-from flowproof.mocks import ToolMock
 
 CHAT = dialect_named("openai_chat")
 MESSAGES = dialect_named("anthropic_messages")

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.dialects.base import Envelope, Route
-from flowproof.mocks import ToolMock
 from flowproof.proxy.forward import Upstream
 
 GEMINI = dialect_named("gemini")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.mocks import ToolMock
 from flowproof.proxy.forward import Upstream
 
 OLLAMA = dialect_named("ollama_chat")

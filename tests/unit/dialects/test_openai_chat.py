@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
-from flowproof.errors import ToolResultsExhausted
-from flowproof.mocks import ToolMock
 
 CHAT = dialect_named("openai_chat")
 

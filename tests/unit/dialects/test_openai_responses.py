@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from flowproof.core.errors import ToolResultsExhausted
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
 from flowproof.dialects.base import Envelope
-from flowproof.errors import ToolResultsExhausted
-from flowproof.mocks import ToolMock
 
 RESPONSES = dialect_named("openai_responses")
 TOOLS = [

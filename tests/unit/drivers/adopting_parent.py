@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 
 from flowproof.containment import adopt_orphans
-from flowproof.processes import stop_tree
+from flowproof.host.processes import stop_tree
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 

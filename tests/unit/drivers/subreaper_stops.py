@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from flowproof.containment import adopt_orphans
-from flowproof.processes import process_clock, stop_tree
+from flowproof.host.processes import process_clock, stop_tree
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 

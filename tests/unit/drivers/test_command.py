@@ -19,7 +19,7 @@ from flowproof.drivers.base import DriverOutcome
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.launch import PLAIN
 from flowproof.drivers.output import CUT, TAIL_BYTES
-from flowproof.processes import GRACE_SECONDS
+from flowproof.host.processes import GRACE_SECONDS
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from flowproof.capability import Capability
+from flowproof.core.errors import ConfigError
 from flowproof.drivers.env import (
     PLACEHOLDER_KEY,
     agent_environment,
     inherited_environment,
     proxy_handles,
 )
-from flowproof.errors import ConfigError
+from flowproof.guards.capability import Capability
 from flowproof.spec.refs import resolve
 
 CAPABILITY = Capability(token="Tk-1_x")

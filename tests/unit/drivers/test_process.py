@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from flowproof.processes import find_tree, owned_process, process_clock, stop_tree
+from flowproof.host.processes import find_tree, owned_process, process_clock, stop_tree
 
 HERE = Path(__file__).parent
 SPAWN_TREE = HERE / "spawn_tree.py"

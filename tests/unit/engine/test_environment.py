@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from flowproof.core.errors import SpecError
 from flowproof.engine.environment import request_rules
 from flowproof.engine.workdir import agent_cwd, refuse_writes_inside
-from flowproof.errors import SpecError
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import load_suite
 

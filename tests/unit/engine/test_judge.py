@@ -10,9 +10,9 @@ import pytest
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ToolCall, Trajectory
+from flowproof.core.errors import SpecError
 from flowproof.engine.context import flow_context
 from flowproof.engine.judge import judge
-from flowproof.errors import SpecError
 from flowproof.spec.load import LoadedSpec, load_spec
 
 SPEC = """\

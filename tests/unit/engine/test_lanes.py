@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from flowproof.core.errors import TraceError
 from flowproof.dialects.base import Dialect
 from flowproof.engine import lanes
 from flowproof.engine.lanes import LaneKind
-from flowproof.errors import TraceError
 from flowproof.trace.model import Lane, Trace, Turn
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flowproof.core.errors import ConfigError, SpecError
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Secrets, Summary
-from flowproof.errors import ConfigError, SpecError
 
 
 def test_an_outcome_holding_secrets_does_not_show_them() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.engine.lanes import turn_scopes
-from flowproof.lanes import MODEL_LANE
 from flowproof.trace.model import Lane, Turn
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from flowproof.conversation import Conversation
 from flowproof.dialects import dialect_named
+from flowproof.live.conversation import Conversation
+from flowproof.live.traffic import Traffic
 from flowproof.matching.match import ConversationMatcher, TurnMatcher, matcher_for
 from flowproof.proxy.app import ModelCall
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
-from flowproof.traffic import Traffic
 
 
 def request(text: str) -> dict[str, Any]:

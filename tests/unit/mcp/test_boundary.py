@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from flowproof.live.traffic import Traffic
 from flowproof.mcp.boundary import RecordSide, ReplaySide
 from flowproof.mcp.server import RecordingServer, ReplayingServer
 from flowproof.spec.model import McpServerSpec
-from flowproof.traffic import Traffic
 
 SPECS = [McpServerSpec(name="fs", command="fs-server")]
 

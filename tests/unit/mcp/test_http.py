@@ -9,10 +9,10 @@ from typing import Any
 
 import aiohttp
 
+from flowproof.live.traffic import Traffic
 from flowproof.mcp.http import HttpStandIn
 from flowproof.mcp.lane import Call, Notice
 from flowproof.mcp.server import RecordingServer, ReplayingServer
-from flowproof.traffic import Traffic
 
 INITIALIZE = {"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 LIST = {"method": "tools/list"}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from flowproof.core.mocks import ToolMock
+from flowproof.live.traffic import Traffic
 from flowproof.mcp.lane import Call, Notice, ServerRequest
 from flowproof.mcp.server import RecordingServer, ReplayingServer, tool_result
-from flowproof.mocks import ToolMock
-from flowproof.traffic import Traffic
 
 MODERN = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
+from flowproof.guards.redaction import proxy_credentials
 from flowproof.outbound.route import ProxyRoutes, UnusableProxy
-from flowproof.redaction import proxy_credentials
 
 CORP = "http://proxy.corp.test:3128"
 OTHER = "http://other.corp.test:8080"

@@ -8,12 +8,12 @@ import json
 import aiohttp
 import pytest
 
-from flowproof.capability import Capability
+from flowproof.guards.capability import Capability
+from flowproof.live.traffic import Refused, Traffic
 from flowproof.matching.match import TurnMatcher
 from flowproof.proxy.app import MALFORMED, make_app, serve
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
-from flowproof.traffic import Refused, Traffic
 
 CAPABILITY = Capability(
     token="ksCPVQvrqKZNWac5grzArDO3"

@@ -19,14 +19,15 @@ from typing import Any
 
 import pytest
 
-from flowproof.capability import Capability
-from flowproof.conversation import Conversation
+from flowproof.core.mocks import ToolMock
 from flowproof.dialects import dialect_for_path, dialect_named
+from flowproof.guards.capability import Capability
+from flowproof.live.conversation import Conversation
+from flowproof.live.traffic import Traffic
 from flowproof.matching.fields import parse_field_path
 from flowproof.matching.match import TurnMatcher, matcher_for
 from flowproof.matching.normalize import NO_NORMALIZER, Environment, Normalizer
 from flowproof.matching.rules import RequestRules
-from flowproof.mocks import ToolMock
 from flowproof.proxy.app import ModelCall, make_app
 from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.h1 import Headers, Request
@@ -34,7 +35,6 @@ from flowproof.proxy.http import Response
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
 from flowproof.trace.store import load_trace
-from flowproof.traffic import Traffic
 from tests.conftest import ROOT
 
 CAPABILITY = Capability(required=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from flowproof.errors import RunRecordError
+from flowproof.core.errors import RunRecordError
 from flowproof.report import render
 from flowproof.report.render import COMMENT_LIMIT
 from flowproof.runrecord.model import RunRecord

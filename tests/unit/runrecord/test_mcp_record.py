@@ -9,10 +9,10 @@ from pathlib import Path
 
 import jsonschema
 
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.engine import lanes
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.runrecord import flow_record
-from flowproof.lanes import MODEL_LANE
 from flowproof.mcp.lane import Call, Notice, ServerRequest
 from flowproof.mcp.rows import McpTimelineEntry
 from flowproof.runrecord.model import RunRecord, TimelineEntry

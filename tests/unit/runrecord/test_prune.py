@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 from flowproof.runrecord.store import prune_runs, runs_to_keep
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from flowproof.core.errors import RunRecordError
 from flowproof.engine.runrecord import run_record
-from flowproof.errors import RunRecordError
-from flowproof.redaction import Redactor
+from flowproof.guards.redaction import Redactor
 from flowproof.runrecord.model import RunRecord
 from flowproof.runrecord.store import (
     latest_run,

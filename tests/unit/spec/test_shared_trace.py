@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.spec.suite import refuse_shared_trace
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import SpecError
+from flowproof.core.errors import SpecError
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import load_suite
 

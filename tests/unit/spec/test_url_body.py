@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from flowproof.core.errors import SpecError
 from flowproof.drivers.url import turn_body
-from flowproof.errors import SpecError
 from flowproof.spec.load import load_spec
 
 

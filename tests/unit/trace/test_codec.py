@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flowproof.errors import TraceError
+from flowproof.core.errors import TraceError
 from flowproof.trace import codec
 from flowproof.trace.model import Lane, Trace, Turn
 from flowproof.trace.store import load_trace, trace_path_for, write_trace

@@ -15,8 +15,8 @@ import pytest
 
 from flowproof.assertions.secrets import Body
 from flowproof.assertions.trajectory import ExecutedCall
+from flowproof.core.errors import TraceError
 from flowproof.engine import lanes
-from flowproof.errors import TraceError
 from flowproof.report import render
 from flowproof.report.view import McpLaneView, build_view
 from flowproof.runrecord.store import parse_run_record

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from flowproof.errors import TraceError
+from flowproof.core.errors import TraceError
 from flowproof.matching.exact import request_digest
 from flowproof.proxy.kind import ModelLane
 from flowproof.trace import codec

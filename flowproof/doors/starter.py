@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from flowproof import __version__
+from flowproof._version import __version__
 
 SPEC_PATH = Path("specs") / "example.yaml"
 GITIGNORE_PATH = Path(".gitignore")

@@ -6,7 +6,7 @@ one `Redactor` that knows every value flowproof must never show: the record key 
 (read from flowproof's own environment at start), and the declared secrets of each flow
 (`assert_no_secret_leak`) as the flows run; the MCP boundary adds its Authorization values the
 same way. A value is replaced by `[redacted NAME]`, naming the variable and never the value,
-in every spelling flowproof/spellings.py knows, and so is a piece of one that a shortened text
+in every spelling guards/spellings.py knows, and so is a piece of one that a shortened text
 (a divergence window, a stderr tail) left at its cut.
 
 An agent can echo anything into its stderr, a reply or an argument, so the redactor does not
@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from urllib.parse import unquote, urlsplit
 
-from flowproof.proxy_environ import PROXY_VARIABLES
-from flowproof.spellings import hide, spelling_pattern
+from flowproof.guards.spellings import hide, spelling_pattern
+from flowproof.host.proxy_environ import PROXY_VARIABLES
 
 SHARED_KEY_VARIABLES = ("FLOWPROOF_AGENT_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 """Where `record` reads the upstream key of the OpenAI and Anthropic APIs (first set wins)."""
@@ -62,7 +62,7 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         # Every spelling (JSON-escaped to any depth, percent-encoded, base64), and every piece
-        # of a value that a clip left beside its cut mark: flowproof/spellings.py.
+        # of a value that a clip left beside its cut mark: flowproof/guards/spellings.py.
         markers = {value: f"[redacted {name}]" for value, name in self._names.items()}
         return hide(text, markers, self._pattern)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-SOURCE_ROOT = str(Path(__file__).resolve().parent.parent)
+SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
 """The directory holding this `flowproof` package (a checkout, or site-packages)."""
 BOOTSTRAP = (
     "import runpy,sys;sys.path.insert(0,sys.argv.pop(1));"
@@ -32,7 +32,7 @@ def engine_argv() -> list[str]:
     stand-in) with neither (they pass it only HOME, LOGNAME, PATH, SHELL, TERM and USER), so
     a checkout run from source would start some other installed flowproof, or none.
 
-    Give the child `flowproof.host_environ.host_environ(os.environ)` (plus what it needs), not
+    Give the child `flowproof.host.environ.host_environ(os.environ)` (plus what it needs), not
     the bootloader's environment, so a frozen child starts as fresh as its parent did.
     """
     if getattr(sys, "frozen", False):

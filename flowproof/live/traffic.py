@@ -12,12 +12,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flowproof.lanes import MODEL_LANE
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.matching.divergence import Divergence
 from flowproof.trace.model import Lane, Turn
 
 if TYPE_CHECKING:
-    from flowproof.conversation import Conversation
+    from flowproof.live.conversation import Conversation
 
 MAX_PATH_SHOWN = 200
 """An outsider's path is kept only this long: it is whatever a stranger sent."""
@@ -68,7 +68,7 @@ class Traffic:
     """Requests the proxy answered 4xx without asking the backend (each is in `failures` too)."""
     outsiders: list[tuple[str, str]] = field(default_factory=list)
     """(method, path) of each request refused for not carrying the flow's capability
-    (flowproof/capability.py): sent by another process on the machine, or by a client that
+    (flowproof/guards/capability.py): sent by another process on the machine, or by a client that
     dropped the path of its base URL. No backend saw it and no lane holds it; the run record
     keeps only how many there were, and doctor lists them."""
     divergence: Divergence | None = None
@@ -83,7 +83,7 @@ class Traffic:
     """Set when the flow has failed at a boundary, so the driver can stop the agent early."""
     conversation: Conversation | None = None
     """A `conversation:` flow's user turns: each model turn is tagged with its user turn as it
-    is served, and a reply moves the conversation on (flowproof/conversation.py)."""
+    is served, and a reply moves the conversation on (flowproof/live/conversation.py)."""
 
     def add(self, lane: str, entry: Any) -> None:
         """One entry served or recorded on `lane`."""

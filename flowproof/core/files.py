@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from flowproof.errors import ConfigError
+from flowproof.core.errors import ConfigError
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -31,12 +31,12 @@ from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult, agent_wiring
 from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, write_single_run
 from flowproof.engine.outcome import FlowOutcome, Mode
+from flowproof.guards.redaction import REDACT
 from flowproof.mcp.boundary import McpBoundary
-from flowproof.redaction import REDACT
 from flowproof.spec.refs import resolve
 
 if TYPE_CHECKING:
-    from flowproof.api import FlowResult
+    from flowproof.doors.api import FlowResult
 
 START_SECONDS = 30.0
 """How long the background loop may take to bring the boundaries up."""

@@ -86,7 +86,7 @@ class ToolResultsExhausted(FlowproofError):
     """A tool was called more times than its `results:` list has entries."""
 
     def __init__(self, tool: str, call_number: int, available: int, message: str) -> None:
-        """`message` is worded by flowproof/mocks.py, which speaks for both boundaries."""
+        """`message` is worded by flowproof/core/mocks.py, which speaks for both boundaries."""
         self.tool, self.call_number, self.available = tool, call_number, available
         super().__init__(message)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from flowproof.errors import ToolResultsExhausted
+from flowproof.core.errors import ToolResultsExhausted
 
 if TYPE_CHECKING:
     from flowproof.spec.load import LoadedSpec

@@ -31,7 +31,7 @@ _OUR_METADATA_PREFIX = "flowproof_cli-"
 
 def installed_into() -> str:
     """The folder holding the `flowproof` package (site-packages, for an installed wheel)."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # flowproof/host/..
     return os.path.dirname(package)
 
 
@@ -63,7 +63,7 @@ def refuse_a_second_flowproof() -> None:
     message = second_flowproof()
     if message is None:
         return
-    from flowproof.errors import EXIT_CONFIG
+    from flowproof.core.errors import EXIT_CONFIG
 
     print(f"error: {message}", file=sys.stderr, flush=True)
     sys.exit(EXIT_CONFIG)

@@ -4,7 +4,7 @@
   `-k`, `-x`, `--junitxml` and pytest-xdist work on flows as on any test. A YAML file is a spec
   when it says `app: agent` (workflow files and other YAML are left alone).
 - The `flowproof_flow` fixture runs a flow whose agent is a Python function the test calls
-  itself, in process (flowproof/inprocess.py):
+  itself, in process (flowproof/doors/inprocess.py):
 
       def test_booking(flowproof_flow):
           with flowproof_flow("specs/booking.yaml") as flow:
@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _refuse_a_second_flowproof() -> None:
     """The package index's other `flowproof` in this environment: stop, as the command does."""
-    from flowproof.distribution import second_flowproof
+    from flowproof.host.distribution import second_flowproof
 
     message = second_flowproof()
     if message is not None:
@@ -106,9 +106,9 @@ class FlowItem(pytest.Item):
     """The flow's `name:` (its keyword for `-k`, and how failures and reports name it)."""
 
     def runtest(self) -> None:
-        from flowproof.api import Flow
+        from flowproof.doors.api import Flow
+        from flowproof.doors.inprocess import FlowFailed
         from flowproof.engine.outcome import Mode
-        from flowproof.inprocess import FlowFailed
 
         flow = Flow(self.path)  # its run record goes under the runs dir `flowproof run` uses
         result = flow.record() if _mode(self.config) is Mode.RECORD else flow.run()
@@ -116,9 +116,9 @@ class FlowItem(pytest.Item):
             raise FlowFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        from flowproof.errors import FlowproofError
-        from flowproof.inprocess import FlowFailed
-        from flowproof.redaction import REDACT
+        from flowproof.core.errors import FlowproofError
+        from flowproof.doors.inprocess import FlowFailed
+        from flowproof.guards.redaction import REDACT
 
         if isinstance(excinfo.value, FlowFailed | FlowproofError):
             # An agent may have echoed a key into a reason.
@@ -148,7 +148,7 @@ def flowproof_flow(
     request: pytest.FixtureRequest,
 ) -> Callable[[str | Path], AbstractContextManager[Any]]:
     """`with flowproof_flow(spec) as flow:` runs the flow around the block (see the module)."""
-    from flowproof.inprocess import in_process_flow
+    from flowproof.doors.inprocess import in_process_flow
 
     _refuse_a_second_flowproof()
     mode = _mode(request.config)

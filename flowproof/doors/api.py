@@ -13,7 +13,7 @@ redacted as the written record is, so it holds exactly what the reports show.
 
 Failures of the AGENT (a divergence, a failed step, a crash, a missing trace) are values: the
 result's `passed` is False and its fields say why. Failures of the INPUT are exceptions, all of
-them `flowproof.errors.FlowproofError`: `SpecError` (a spec that cannot be run as written; it
+them `flowproof.core.errors.FlowproofError`: `SpecError` (a spec that cannot be run as written; it
 carries `path`, `line` and the fix), `TraceError` (a trace that cannot be read), `ConfigError`
 (an unset `${VAR}`, a runs directory that cannot be written, no specs found).
 
@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from flowproof.engine.front import FlowRun, RunOptions, run_spec, single_run_record
 from flowproof.engine.outcome import Mode
+from flowproof.guards.redaction import REDACT
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
-from flowproof.redaction import REDACT
 from flowproof.runrecord.model import (
     DivergenceRecord,
     FlowRecord,
