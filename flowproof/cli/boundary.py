@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import click
 
-from flowproof.core.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError
+from flowproof.core.errors import EXIT_CONFIG, EXIT_INTERNAL, FlowproofError, one_line
 from flowproof.host.distribution import refuse_a_second_flowproof
 
 DEBUG_VARIABLE = "FLOWPROOF_DEBUG"
@@ -42,11 +42,6 @@ JSON_FLAG = "--json"
 def keep_crash_details_in(directory: Path) -> None:
     """Where the running command's traceback goes if it crashes (the run's own directory)."""
     click.get_current_context().meta[_CRASH_DIR] = directory
-
-
-def one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 WINDOWS_UNSUPPORTED = (
@@ -118,8 +113,8 @@ def _error_document(
     saved: Path | None = None,
 ) -> None:
     """The command's JSON document when it ended in an error, unless it wrote its own."""
-    from flowproof.cli.documents import error_document
     from flowproof.cli.output import emit, emitted
+    from flowproof.documents.error import error_document
 
     if not emitted():
         emit(error_document(kind, error, exit_code, saved))

@@ -38,7 +38,7 @@ def run_doctor_command(
     # can stop on it; anything else is 0 (what arrived, not whether the wiring is complete).
     exit_code = 0 if report.arrived and not report.mcp_missed else 1
     if json_wanted():
-        from flowproof.cli.documents import doctor_document
+        from flowproof.documents.doctor import doctor_document
 
         emit(doctor_document(report, capability(), exit_code))
     sys.exit(exit_code)

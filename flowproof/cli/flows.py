@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flowproof._version import __version__
-from flowproof.cli.boundary import keep_crash_details_in, one_line
+from flowproof.cli.boundary import keep_crash_details_in
 from flowproof.cli.output import emit, json_wanted, out
 from flowproof.cli.publish import publish
 from flowproof.core.errors import (
@@ -31,6 +31,7 @@ from flowproof.core.errors import (
     EXIT_PASSED,
     ConfigError,
     FlowproofError,
+    one_line,
 )
 from flowproof.core.tasks import create_task
 from flowproof.core.words import plural

@@ -48,7 +48,7 @@ def report_command(
     for kind, path in written:
         out(f"{kind} report: {path}")
     if json_wanted():
-        from flowproof.cli.documents import report_document
+        from flowproof.documents.report import report_document
 
         emit(report_document(record, [_record_file(path) for path in paths], written))
 

@@ -1,5 +1,5 @@
 """docs/schemas/<NAME>.schema.json for the `--json` documents of doctor, trace lint, report and
-of a command's error, generated from their models (cli/documents.py), as the run record's is
+of a command's error, generated from their models (documents/), as the run record's is
 (runrecord/schema.py):
 
     for name in doctor trace-lint report error; do
@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import sys
 
-from flowproof.cli.documents import DoctorDocument, ErrorDocument, LintDocument, ReportDocument
+from flowproof.documents.doctor import DoctorDocument
+from flowproof.documents.error import ErrorDocument
+from flowproof.documents.lint import LintDocument
+from flowproof.documents.report import ReportDocument
 from flowproof.runrecord.base import RecordModel, documented
 
 DOCUMENTS: dict[str, type[RecordModel]] = {

@@ -50,7 +50,7 @@ def lint_command(paths: tuple[str, ...]) -> None:
     out(f"\ntrace lint: {shown}")
     exit_code = EXIT_FAILED if findings else EXIT_PASSED
     if json_wanted():
-        from flowproof.cli.documents import lint_document
+        from flowproof.documents.lint import lint_document
 
         emit(lint_document(traces, findings, without, exit_code))
     sys.exit(exit_code)

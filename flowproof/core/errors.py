@@ -101,3 +101,9 @@ class RunRecordError(FlowproofError):
 
 class ConfigError(FlowproofError):
     """The environment or command line does not allow the run (exit code 2)."""
+
+
+def one_line(error: BaseException) -> str:
+    """An error as one line: its class, then its text with the whitespace folded."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

@@ -15,9 +15,10 @@ import jsonschema
 import pytest
 
 from flowproof.cli import output
-from flowproof.cli.documents import error_document, report_document
 from flowproof.cli.schemas import DOCUMENTS, render_schema
 from flowproof.core.errors import ConfigError, SpecError
+from flowproof.documents.error import error_document
+from flowproof.documents.report import report_document
 from flowproof.guards.redaction import Redactor
 from flowproof.runrecord.store import parse_run_record
 from tests.unit.report.builders import golden_record
@@ -142,9 +143,9 @@ def test_the_documents_load_only_under_json(
         "import sys\nfrom flowproof.cli import main\n"
         f"try:\n    main(['trace', 'lint', {str(tmp_path)!r}, *{flag!r}])\n"
         "except SystemExit:\n    pass\n"
-        "print('LOADED', [m for m in ('flowproof.cli.documents', 'jsonschema') "
+        "print('LOADED', [m for m in ('flowproof.documents.lint', 'jsonschema') "
         "if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
-    expected = ["flowproof.cli.documents"] if loaded else []
+    expected = ["flowproof.documents.lint"] if loaded else []
     assert done.stdout.splitlines()[-1] == f"LOADED {expected}", done.stdout + done.stderr

@@ -1,89 +1,15 @@
-"""The JSON documents `--json` prints for `doctor`, `trace lint`, `report` and for a command that
-ended in an error; `run` and `record` print their run record (runrecord/model.py).
-
-Each document is a model here, documented by the docstrings under its fields as the run record
-is, and its JSON schema is generated from it (`python -m flowproof.cli.schemas NAME`) and
-committed as docs/schemas/<NAME>.schema.json; a unit test keeps the committed files current.
-Loaded only under `--json`: a command without it never builds these models.
-
-The builders take what the command already computed for its human text, so both say the same.
-"""
+"""doctor's --json document (and the `doctor` tool of `flowproof mcp`, which returns the same)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from flowproof.core.errors import SpecError
 from flowproof.runrecord.base import RecordModel
 
 if TYPE_CHECKING:
     from flowproof.containment.probe import Capability
     from flowproof.engine.doctor import DoctorReport
-    from flowproof.runrecord.model import RunRecord
-    from flowproof.trace.lint import Finding as LintHit
-
-ErrorKind = Literal["usage", "config", "internal"]
-
-
-class ErrorDetail(RecordModel):
-    """Why the command stopped before it had a result."""
-
-    kind: ErrorKind
-    """`usage`: the command line (exit 2); `config`: a spec, trace, run record or setting
-    flowproof cannot use (exit 2); `internal`: a bug in flowproof (exit 3)."""
-    type: str
-    """The error's class (`SpecError`, `ConfigError`, `UsageError`, ...)."""
-    message: str
-    """The whole error as printed on stderr, after `error: `."""
-    file: str | None
-    """The file at fault, when the error names one."""
-    line: int | None
-    """Its line, when known."""
-    exit_code: int
-    """The command's exit code (the same as without --json)."""
-    traceback: str | None
-    """An internal error: where its traceback was saved (None when it could not be)."""
-
-
-class ErrorDocument(RecordModel):
-    """What a flowproof command prints with --json when it ends in an error before it has a
-    result of its own."""
-
-    error: ErrorDetail
-
-
-def error_document(
-    kind: ErrorKind, error: Exception, exit_code: int, saved: Path | None = None
-) -> dict[str, Any]:
-    import click
-
-    from flowproof.cli.boundary import one_line
-
-    file, line = None, None
-    if isinstance(error, SpecError):
-        file, line = str(error.path), error.line
-    if isinstance(error, click.ClickException):
-        message = error.format_message()
-    elif kind == "internal":
-        message = one_line(error)
-    else:
-        message = str(error)
-    detail = ErrorDetail(
-        kind=kind,
-        type=type(error).__name__,
-        message=message,
-        file=file,
-        line=line,
-        exit_code=exit_code,
-        traceback=str(saved) if saved else None,
-    )
-    return ErrorDocument(error=detail).model_dump(mode="json")
-
-
-# doctor
 
 
 class DoctorRequest(RecordModel):
@@ -257,107 +183,6 @@ def doctor_document(report: DoctorReport, capability: Capability, exit_code: int
         declare=suggested_lines(report.findings),
         containment=Containment(
             contained=capability.contained, tier=capability.tier, notes=list(capability.notes)
-        ),
-    )
-    return document.model_dump(mode="json")
-
-
-# trace lint
-
-
-class LintFinding(RecordModel):
-    """Something that must not be committed, found in a trace."""
-
-    trace: str
-    """The trace file, as found under the paths given."""
-    path: str
-    """Where in the file: `lanes.model[2].request.messages[1].content`, or `(file)` for an
-    orphan trace."""
-    rule: str
-    """What was found: `an OpenAI API key`, `a header-like key 'authorization'`."""
-    remedy: str
-    """What makes the finding go away."""
-
-
-class LintDocument(RecordModel):
-    """What `flowproof trace lint --json` prints."""
-
-    exit_code: int
-    """0 clean, 1 on findings."""
-    traces: list[str]
-    """Every trace scanned."""
-    findings: list[LintFinding]
-    untraced_specs: list[str]
-    """Specs with no trace yet: reported, not counted (`run` fails them anyway)."""
-
-
-def lint_document(
-    traces: Sequence[Path], findings: Sequence[LintHit], untraced: Sequence[Path], exit_code: int
-) -> dict[str, Any]:
-    document = LintDocument(
-        exit_code=exit_code,
-        traces=[str(trace) for trace in traces],
-        findings=[
-            LintFinding(trace=hit.trace, path=hit.path, rule=hit.rule, remedy=hit.remedy)
-            for hit in findings
-        ],
-        untraced_specs=[str(spec) for spec in untraced],
-    )
-    return document.model_dump(mode="json")
-
-
-# report
-
-
-class WrittenReport(RecordModel):
-    kind: Literal["html", "markdown", "junit"]
-    path: str
-    """As given on the command line."""
-
-
-class FlowCounts(RecordModel):
-    """The run's flows by outcome, as its summary line counts them."""
-
-    passed: int
-    failed: int
-    """Failed, not counting a flow a signal cut short."""
-    interrupted: int
-    not_run: int
-    """Specs that could not be run at all (configuration errors)."""
-
-
-class ReportDocument(RecordModel):
-    """What `flowproof report --json` prints: which run record was rendered, and where."""
-
-    run_id: str
-    """The run rendered (with --merge: the first shard's)."""
-    mode: Literal["record", "replay"]
-    run_exit_code: int
-    """The exit code the run itself ended with (not this command's)."""
-    sources: list[str]
-    """The run records read (report.json files): several with --merge."""
-    merged: bool
-    written: list[WrittenReport]
-    """The report files written; empty when none was asked for."""
-    flows: FlowCounts
-
-
-def report_document(
-    record: RunRecord, sources: Sequence[Path], written: Sequence[tuple[str, str]]
-) -> dict[str, Any]:
-    flows = record.flows
-    document = ReportDocument(
-        run_id=record.run_id,
-        mode=record.mode,
-        run_exit_code=record.exit_code,
-        sources=[str(source) for source in sources],
-        merged=len(sources) > 1,
-        written=[WrittenReport.model_validate({"kind": k, "path": p}) for k, p in written],
-        flows=FlowCounts(
-            passed=sum(flow.verdict == "pass" for flow in flows),
-            failed=sum(flow.verdict == "fail" and flow.interrupted is None for flow in flows),
-            interrupted=sum(flow.interrupted is not None for flow in flows),
-            not_run=len(record.errors),
         ),
     )
     return document.model_dump(mode="json")
