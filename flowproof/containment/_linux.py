@@ -1,4 +1,5 @@
-"""The only ctypes module: Linux system calls the standard library does not wrap.
+"""Linux system calls the standard library does not wrap, and the structures they take (the
+C library itself is loaded once, in host/libc.py, which also holds prctl).
 
 x86_64 only (the syscall numbers, the ioctl numbers and the struct layouts below are that
 ABI's); containment/probe.py says "not contained" on any other machine before anything here
@@ -17,10 +18,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
-PR_SET_CHILD_SUBREAPER = 36
-"""prctl option (linux/prctl.h, since Linux 3.4): orphans below us are re-parented to us
-instead of to init. Unprivileged, and not inherited across fork."""
-PR_GET_CHILD_SUBREAPER = 37
+from flowproof.host.libc import libc
+
 PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -127,53 +126,14 @@ assert ctypes.sizeof(SeccompNotif) == 80 and ctypes.sizeof(SeccompNotifResp) == 
 assert ctypes.sizeof(Msghdr) == 56
 
 
-@cache
-def _libc() -> ctypes.CDLL:
-    # CDLL(None) is the running process's own symbol table, where glibc and musl both export
-    # these; no library has to be found on disk, which is what lets the frozen engine use it.
-    return ctypes.CDLL(None, use_errno=True)
-
-
 def _syscall(number: int, *args: Any) -> int:
-    function = _libc().syscall
+    function = libc().syscall
     function.restype = ctypes.c_long
     result = int(function(ctypes.c_long(number), *args))
     if result == -1:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
     return result
-
-
-def prctl(option: int, arg: int = 0) -> int:
-    function = _libc().prctl
-    # All five: PR_SET_NO_NEW_PRIVS is EINVAL unless arg3..arg5 are zero, and an argument
-    # not passed is whatever the register held.
-    function.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-    function.restype = ctypes.c_int
-    result = int(function(option, arg, 0, 0, 0))
-    if result == -1:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
-    return result
-
-
-def set_child_subreaper() -> bool:
-    """prctl(PR_SET_CHILD_SUBREAPER, 1); False when the kernel or a sandbox refuses it."""
-    try:
-        prctl(PR_SET_CHILD_SUBREAPER, 1)
-    except OSError:
-        return False
-    return True
-
-
-def is_child_subreaper() -> bool:
-    """prctl(PR_GET_CHILD_SUBREAPER): whether orphans below us are re-parented to us."""
-    flag = ctypes.c_int(0)
-    try:
-        prctl(PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
-    except OSError:
-        return False
-    return flag.value != 0
 
 
 def install_filter(program: bytes, flags: int) -> int:
@@ -192,7 +152,7 @@ def install_filter(program: bytes, flags: int) -> int:
 @cache
 def _ioctl_function() -> Any:
     # Declared once: the supervisor calls this for every notification.
-    function = _libc().ioctl
+    function = libc().ioctl
     function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
     function.restype = ctypes.c_int
     return function
@@ -311,7 +271,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 @cache
 def _vm_function(name: str) -> Any:
-    function = getattr(_libc(), name)
+    function = getattr(libc(), name)
     function.argtypes = [
         ctypes.c_int,
         ctypes.c_void_p,
@@ -419,7 +379,7 @@ def sock_connect_now(fd: int, address: bytes) -> int:
 
 def _socket_call(name: str, *args: Any) -> int:
     """A libc socket call on raw buffers → its result, or -errno (never raises)."""
-    function = getattr(_libc(), name)
+    function = getattr(libc(), name)
     # int for all but sendmsg: a c_ssize_t restype would read -1 in eax as 4294967295.
     function.restype = ctypes.c_ssize_t if name == "sendmsg" else ctypes.c_int
     result = int(function(*args))

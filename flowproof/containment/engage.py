@@ -6,20 +6,18 @@ any other flow runs exactly as before (the plain launcher, no filter, no cost). 
 gets the tier this host and driver can give: a `command:` agent on a Linux host that passed the
 probe is contained; a `url:` service (started by someone else) and every other host are not,
 and say why.
+
+The engine reads all of that from the spec (engine/egress.py); containment gets the demand and
+the resolved policy, never the spec.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from flowproof.assertions.egress import KIND, EgressEvidence
-from flowproof.containment import engages_egress
+from flowproof.assertions.egress import EgressEvidence
 from flowproof.containment.findings import EgressSummary, Findings, not_contained
-from flowproof.containment.policy import FORMS, EntryError, Policy, parse_entry
-from flowproof.core.errors import SpecError
-from flowproof.spec.load import LoadedSpec
-from flowproof.spec.refs import resolve
+from flowproof.containment.policy import Policy
 
 URL_SERVICE = (
     "a url: service is started outside flowproof, so flowproof cannot contain it; "
@@ -27,6 +25,16 @@ URL_SERVICE = (
 )
 
 NOT_ENGAGED = "not engaged (the flow declares neither allow_egress nor assert_no_egress)"
+
+
+@dataclass(frozen=True, slots=True)
+class EgressDemand:
+    """What a flow that engages egress containment asks of it."""
+
+    entries: tuple[str, ...]
+    """allow_egress as the spec wrote it (unresolved), for messages."""
+    asserted: bool
+    """Whether the flow has an assert_no_egress step."""
 
 
 @dataclass(slots=True)
@@ -83,41 +91,15 @@ IN_PROCESS = (
 )
 
 
-def uncontained_session(loaded: LoadedSpec, reason: str) -> EgressSession | None:
-    """The session of a flow whose agent nothing can contain (None when it engages none)."""
-    if not engages_egress(loaded):
-        return None
-    asserted = any(step.kind == KIND for step in loaded.assertions)
-    return EgressSession(
-        not_contained(reason), False, tuple(loaded.spec.agent.allow_egress), asserted
-    )
+def uncontained_session(demand: EgressDemand, reason: str) -> EgressSession:
+    """The session of a flow whose agent nothing can contain."""
+    return EgressSession(not_contained(reason), False, demand.entries, demand.asserted)
 
 
-def egress_session(loaded: LoadedSpec, environ: Mapping[str, str]) -> EgressSession | None:
-    """The flow's containment, or None when it engages none. `${VAR}` in an entry resolves
-    here; one that resolves to something malformed is a SpecError at the entry's line."""
-    if not engages_egress(loaded):
-        return None
-    agent = loaded.spec.agent
-    entries = tuple(agent.allow_egress)
-    asserted = any(step.kind == KIND for step in loaded.assertions)
-    if agent.command is None:
-        return uncontained_session(loaded, URL_SERVICE)
-    rules = []
-    for index, text in enumerate(entries):
-        resolved = resolve(text, environ)
-        try:
-            rules.append(parse_entry(resolved))
-        except EntryError:
-            # The resolved value is not quoted: it is the destination the spec keeps unwritten.
-            line = loaded.line_of("agent", "allow_egress", index)
-            raise SpecError(
-                loaded.path,
-                line,
-                f"agent.allow_egress[{index}] '{text}' does not resolve to {FORMS}",
-                "fix the variable's value in the environment, or the entry",
-            ) from None
+def egress_session(demand: EgressDemand, policy: Policy) -> EgressSession:
+    """The session of a `command:` agent: contained under `policy` where this host can (the
+    probe says), and otherwise not, saying why."""
     from flowproof.containment.probe import capability
 
     found = capability()
-    return EgressSession(found.tier, found.contained, entries, asserted, Policy(tuple(rules), {}))
+    return EgressSession(found.tier, found.contained, demand.entries, demand.asserted, policy)

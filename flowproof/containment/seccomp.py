@@ -72,10 +72,11 @@ def trampoline(arguments: list[str]) -> NoReturn:
 def _contain(observe_fs: bool) -> dict[str, Any]:
     from flowproof.containment import _linux
     from flowproof.containment.bpf import build_filter, encode
+    from flowproof.host.libc import prctl
 
     program = encode(build_filter(observe_fs))
-    _linux.prctl(_linux.PR_SET_DUMPABLE, 1)
-    _linux.prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
+    prctl(_linux.PR_SET_DUMPABLE, 1)
+    prctl(_linux.PR_SET_NO_NEW_PRIVS, 1)
     abi = _linux.landlock_abi()
     landlock = _linux.enter_landlock_domain(abi)
     flags = _linux.SECCOMP_FILTER_FLAG_NEW_LISTENER

@@ -24,6 +24,7 @@ from flowproof.containment.seccomp import TRAMPOLINE
 from flowproof.core.errors import FlowproofError
 from flowproof.host.engine_argv import engine_argv
 from flowproof.host.environ import host_environ
+from flowproof.host.libc import prctl
 from flowproof.host.processes import owned_process
 
 HANDOVER_SECONDS = 60.0
@@ -178,15 +179,15 @@ class _Undumpable:
     def enter(self) -> None:
         with self._lock:
             if self._count == 0:
-                self._before = _linux.prctl(_linux.PR_GET_DUMPABLE)
-                _linux.prctl(_linux.PR_SET_DUMPABLE, 0)
+                self._before = prctl(_linux.PR_GET_DUMPABLE)
+                prctl(_linux.PR_SET_DUMPABLE, 0)
             self._count += 1
 
     def leave(self) -> None:
         with self._lock:
             self._count -= 1
             if self._count == 0:
-                _linux.prctl(_linux.PR_SET_DUMPABLE, self._before)
+                prctl(_linux.PR_SET_DUMPABLE, self._before)
 
 
 _undumpable = _Undumpable()

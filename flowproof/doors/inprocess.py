@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flowproof.containment.engage import IN_PROCESS, uncontained_session
+from flowproof.containment.engage import IN_PROCESS
 from flowproof.drivers.command import AgentOutcome
 from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult, agent_wiring
+from flowproof.engine.egress import uncontained_egress
 from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, write_single_run
 from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.guards.redaction import REDACT
@@ -102,7 +103,7 @@ def in_process_flow(
             stderr_tail=handover.agent_error,
             seconds=time.monotonic() - began,
         )
-        return DriveResult(outcome, egress=uncontained_session(context.loaded, IN_PROCESS))
+        return DriveResult(outcome, egress=uncontained_egress(context.loaded, IN_PROCESS))
 
     def background() -> None:
         loop = asyncio.new_event_loop()

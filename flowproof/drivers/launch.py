@@ -17,8 +17,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from flowproof.containment import adopt_orphans
-from flowproof.host.processes import owned_process
+from flowproof.host.processes import adopt_orphans, owned_process
 
 if TYPE_CHECKING:
     from flowproof.containment.session import Supervision
@@ -56,7 +55,7 @@ class Launcher(Protocol):
 @dataclass(frozen=True, slots=True)
 class PlainLauncher:
     """No containment: the agent runs as an ordinary child of flowproof, which adopts its
-    orphans where the kernel allows (containment.adopt_orphans) so none can slip away."""
+    orphans where the kernel allows (host.processes.adopt_orphans) so none can slip away."""
 
     @asynccontextmanager
     async def launch(

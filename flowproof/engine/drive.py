@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flowproof.containment import engages_egress
 from flowproof.drivers.command import AgentOutcome, run_command
 from flowproof.drivers.env import AgentWiring, wire_agent
 from flowproof.drivers.launch import PLAIN, Launcher
@@ -19,6 +18,7 @@ from flowproof.drivers.url import (
     turn_body,
 )
 from flowproof.engine.context import FlowContext
+from flowproof.engine.egress import engages_egress, flow_egress
 from flowproof.live.conversation import Conversation
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
@@ -51,9 +51,7 @@ async def drive(
     agent = loaded.spec.agent
     egress = None
     if engages_egress(loaded):  # most flows do not, and need no thread to say so
-        from flowproof.containment.engage import egress_session
-
-        egress = await asyncio.to_thread(egress_session, loaded, environ)  # may probe the kernel
+        egress = await asyncio.to_thread(flow_egress, loaded, environ)  # may probe the kernel
     wiring = agent_wiring(context, port, tool_boundary)
     handles, env = wiring.handles, wiring.environment
     prompt = wiring.prompt

@@ -5,7 +5,7 @@ and of its session, the orphans flowproof adopted since the leader started, and 
 descendant of any of those by parentage. Parentage is what catches a daemonising grandchild:
 `setsid` takes it out of the group and the session, but it keeps its parent. A process that has
 left both and lost every ancestor before we look (a finished double fork) is re-parented to the
-nearest child subreaper; the launcher makes flowproof one (containment.adopt_orphans), and then
+nearest child subreaper; the launcher makes flowproof one (adopt_orphans, below), and then
 it is found here as an orphan flowproof adopted. Without a subreaper it goes to init, and
 nothing short of a cgroup could tell it from the rest of the machine.
 
@@ -25,8 +25,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flowproof.containment import adopts_orphans
-
 if TYPE_CHECKING:
     import psutil
 
@@ -35,8 +33,47 @@ GRACE_SECONDS = 2.0
 _POLL_SECONDS = 0.05
 """How often a process is looked at where the kernel cannot say when it exits (no pidfd)."""
 _SPAWN_POLL_SECONDS = 0.005
+_PR_SET_CHILD_SUBREAPER = 36
+"""prctl option (linux/prctl.h, since Linux 3.4): orphans below us are re-parented to us
+instead of to init. Unprivileged, and not inherited across fork."""
+_PR_GET_CHILD_SUBREAPER = 37
 _TASKS = Path("/proc/self/task")
 """Each thread's `children` file there lists the processes whose parent it is (Linux)."""
+
+
+def adopt_orphans() -> bool:
+    """Make this process the one the agent's orphans are re-parented to, so that a daemonised
+    grandchild (setsid, double fork, parent gone) stays findable as flowproof's child.
+
+    Linux only (a child subreaper); elsewhere nothing happens. Returns whether orphans are
+    adopted from now on. Idempotent, and inherited by no child.
+    """
+    if sys.platform != "linux":
+        return False
+    from flowproof.host.libc import prctl
+
+    try:
+        prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    except OSError:  # the kernel or a sandbox refuses it
+        return False
+    return True
+
+
+def adopts_orphans() -> bool:
+    """Whether this process is, right now, the one the agent's orphans are re-parented to
+    (adopt_orphans succeeded here, or someone made it so)."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    from flowproof.host.libc import prctl
+
+    flag = ctypes.c_int(0)
+    try:
+        prctl(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(flag))
+    except OSError:
+        return False
+    return flag.value != 0
 
 
 def process_clock() -> float:

@@ -9,8 +9,9 @@ import pytest
 
 from flowproof.assertions.egress import EgressEvidence, check_no_egress, parse_no_egress
 from flowproof.assertions.evaluate import StepRef
-from flowproof.containment.engage import EgressSession, egress_session
+from flowproof.containment.engage import EgressSession
 from flowproof.core.errors import SpecError, StepError
+from flowproof.engine.egress import flow_egress
 from flowproof.spec.load import load_spec
 
 REF = StepRef(3, "specs/egress.yaml", 12)
@@ -109,7 +110,7 @@ def test_a_reference_that_resolves_to_garbage_fails_at_its_line_without_the_valu
 ) -> None:
     loaded = load_spec(write(tmp_path, SPEC))
     with pytest.raises(SpecError) as raised:
-        egress_session(loaded, {"SERVICE_HOST": "secret host name"})
+        flow_egress(loaded, {"SERVICE_HOST": "secret host name"})
     message = str(raised.value).replace(str(tmp_path) + "/", "")
     assert message.startswith(
         "egress.yaml:7: agent.allow_egress[1] '${SERVICE_HOST}:443' does not resolve to "
@@ -120,14 +121,14 @@ def test_a_reference_that_resolves_to_garbage_fails_at_its_line_without_the_valu
 def test_a_flow_without_egress_engages_none(tmp_path: Path) -> None:
     text = SPEC.replace("  allow_egress:\n    - 198.51.100.9:443\n    - ${SERVICE_HOST}:443\n", "")
     loaded = load_spec(write(tmp_path, text.replace("  - assert_no_egress\n", "")))
-    assert egress_session(loaded, {}) is None
+    assert flow_egress(loaded, {}) is None
 
 
 def test_a_url_flow_is_never_contained(tmp_path: Path) -> None:
     text = SPEC.replace(
         "command: python3 agent.py", "url: http://127.0.0.1:9/task\n  proxy_port: 9"
     )
-    session = egress_session(load_spec(write(tmp_path, text)), {"SERVICE_HOST": "h"})
+    session = flow_egress(load_spec(write(tmp_path, text)), {"SERVICE_HOST": "h"})
     assert isinstance(session, EgressSession) and not session.contained
     assert session.tier.startswith("not contained (a url: service is started outside flowproof")
 
@@ -153,9 +154,10 @@ def test_a_declared_name_that_resolves_to_nothing_is_a_warning() -> None:
 
 
 def test_an_in_process_agent_is_never_contained(tmp_path: Path) -> None:
-    from flowproof.containment.engage import IN_PROCESS, uncontained_session
+    from flowproof.containment.engage import IN_PROCESS
+    from flowproof.engine.egress import uncontained_egress
 
-    session = uncontained_session(load_spec(write(tmp_path, SPEC)), IN_PROCESS)
+    session = uncontained_egress(load_spec(write(tmp_path, SPEC)), IN_PROCESS)
     assert session is not None and not session.contained
     assert session.evidence().tier == (
         "not contained (an in-process agent runs inside flowproof's own process, which "

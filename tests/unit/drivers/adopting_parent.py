@@ -2,7 +2,7 @@
 
     PYTHONPATH=<repo> python adopting_parent.py PIDFILE
 
-Makes itself a child subreaper (containment.adopt_orphans), starts a tree whose middle level exits (so the level below is
+Makes itself a child subreaper (host.processes.adopt_orphans), starts a tree whose middle level exits (so the level below is
 reparented to this process), stops the tree, and prints JSON: the orphan's pid, whether it had
 been adopted, and the zombie children this process is left with.
 """
@@ -20,8 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from flowproof.containment import adopt_orphans
-from flowproof.host.processes import stop_tree
+from flowproof.host.processes import adopt_orphans, stop_tree
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=<repo> python subreaper_stops.py PIDFILE LEVEL [LEVEL ...]
 
-Makes itself a child subreaper (containment.adopt_orphans), starts the spawn_tree.py tree with
+Makes itself a child subreaper (host.processes.adopt_orphans), starts the spawn_tree.py tree with
 the given levels as a session leader, waits for every level to be set up and for the leader to
 exit and be reaped (as an agent that finished), stops the tree with psutil's walk of every
 process counted, and prints JSON: the pids of the levels, which of them are still running,
@@ -21,8 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from flowproof.containment import adopt_orphans
-from flowproof.host.processes import process_clock, stop_tree
+from flowproof.host.processes import adopt_orphans, process_clock, stop_tree
 
 SPAWN_TREE = Path(__file__).with_name("spawn_tree.py")
 
