@@ -145,7 +145,7 @@ channels: dist
 # BENCH_ARGS=--no-peer-install). A table on stdout, JSON in bench/results/latest.json;
 # ~25 minutes on 2 cores shared with other work (docs/performance.md).
 # `make bench-quick` (or BENCH_ARGS=--quick): the same sections at small sizes.
-# `make bench-table`: the replay-cost table alone, Markdown to paste into docs/performance.md.
+# `make bench-table`: the replay-cost table alone, Markdown to paste into bench/results/.
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(VENV)/.installed
 	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench]'

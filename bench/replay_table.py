@@ -575,7 +575,7 @@ def _iqr(s: dict[str, Any], unit: str = " ms") -> str:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The section as Markdown, to paste into docs/performance.md."""
+    """The section as Markdown, to paste into a dated file in bench/results/."""
     lines: list[str] = []
     cost = result.get("cost")
     if cost:
