@@ -132,12 +132,14 @@ class DoctorDocument(RecordModel):
     containment: Containment
 
 
-def doctor_document(report: DoctorReport, capability: Capability, exit_code: int) -> dict[str, Any]:
+def doctor_document(report: DoctorReport, capability: Capability) -> dict[str, Any]:
+    """The one JSON rendering of a doctor run: `flowproof doctor --json` prints it, and the
+    `doctor` tool of `flowproof mcp` returns it."""
     from flowproof.engine.replayability import suggested_lines
 
     agent = report.agent
     document = DoctorDocument(
-        exit_code=exit_code,
+        exit_code=report.exit_code,
         proxy_port=report.port,
         model_requests=report.arrived,
         requests=[

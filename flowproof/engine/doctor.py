@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 
 from flowproof._version import __version__
+from flowproof.core.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError
 from flowproof.core.mocks import ToolMocks
 from flowproof.core.words import plural
 from flowproof.drivers.command import AgentOutcome, run_command
@@ -63,7 +65,13 @@ from flowproof.mcp.server import ToolServer
 from flowproof.proxy.app import WEBSOCKET, Backend
 from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
 from flowproof.spec.load import LoadedSpec
-from flowproof.spec.model import AgentSpec, FlowSpec, McpServerSpec, mcp_variable_suffix
+from flowproof.spec.model import (
+    MCP_NAME,
+    AgentSpec,
+    FlowSpec,
+    McpServerSpec,
+    mcp_variable_suffix,
+)
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace
 
@@ -199,6 +207,12 @@ class DoctorReport:
     def arrived(self) -> int:
         return len(self.requests)
 
+    @property
+    def exit_code(self) -> int:
+        """1 on zero model requests, or on a named MCP server never reached, so a setup script
+        can stop on it; else 0 (what arrived, not whether the wiring is complete)."""
+        return EXIT_PASSED if self.arrived and not self.mcp_missed else EXIT_FAILED
+
     def render(self) -> str:
         lines = [
             f"{plural(self.arrived, 'model request')} arrived at "
@@ -304,6 +318,47 @@ def _zero_hint() -> list[str]:
     ]
 
 
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class DoctorArgumentError(FlowproofError):
+    """An argument doctor cannot run with: a usage error (exit 2), whichever door it came in
+    by. Each door names the argument its own way (`--mcp-url` on the command line, `mcp_url`
+    in the MCP tool)."""
+
+    exit_code = EXIT_CONFIG
+
+    def __init__(self, argument: str, reason: str) -> None:
+        self.argument = argument
+        """`mcp`, `mcp_url` or `env`."""
+        self.reason = reason
+        super().__init__(f"{argument}: {reason}")
+
+
+def check_arguments(mcp: Sequence[str], mcp_url: Sequence[str], env: Mapping[str, str]) -> None:
+    """Refuse, before anything runs, an MCP server name a spec could not hold, a server named
+    twice, or an `env` name that is not a variable name."""
+    seen: set[str] = set()
+    for argument, names in (("mcp", mcp), ("mcp_url", mcp_url)):
+        for name in names:
+            if not re.match(MCP_NAME, name):
+                raise DoctorArgumentError(
+                    argument,
+                    f"{name!r} is not an MCP server name (a letter or digit, then letters, "
+                    "digits, '_', '.' or '-')",
+                )
+            if name in seen:
+                raise DoctorArgumentError(argument, f"{name!r} is named twice")
+            seen.add(name)
+    for name in env:
+        if not VARIABLE_NAME.fullmatch(name):
+            raise DoctorArgumentError(
+                "env",
+                f"{name!r} is not a variable name (letters, digits and '_', not starting "
+                "with a digit)",
+            )
+
+
 async def run_doctor(
     command: str,
     prompt: str,
@@ -319,7 +374,8 @@ async def run_doctor(
     The agent runs through the same front door as a flow (engine/front.py), with the canned
     strategy: every model call gets a canned answer (the first that offers tools, a call to a
     tool the agent does not have, so it goes on to a second request), every MCP server a
-    stand-in."""
+    stand-in. Raises DoctorArgumentError (check_arguments) before anything runs."""
+    check_arguments(mcp, mcp_url, env or {})
     servers = [McpServerSpec(name=name, command=NO_REAL_SERVER) for name in mcp]
     servers += [McpServerSpec(name=name, url=NO_REAL_URL) for name in mcp_url]
     spec = _doctor_spec(command, prompt, timeout, servers)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import wraps
 from typing import Any
@@ -166,69 +165,28 @@ async def doctor(
     mcp_url: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
 ) -> Result:
-    from flowproof.engine.doctor import DEFAULT_PROMPT, DEFAULT_TIMEOUT, run_doctor
+    """The document `flowproof doctor --json` prints for the same arguments; a refused
+    argument, the error document it prints then (kind `usage`, exit code 2)."""
+    from flowproof.containment.probe import capability
+    from flowproof.documents.doctor import doctor_document
+    from flowproof.documents.error import error_document
+    from flowproof.engine.doctor import (
+        DEFAULT_PROMPT,
+        DEFAULT_TIMEOUT,
+        DoctorArgumentError,
+        run_doctor,
+    )
 
-    refused = _doctor_arguments_refused(mcp, mcp_url, env or {})
-    if refused is not None:
-        return error("usage", refused)
-    async with _FLOWS:
-        report = await run_doctor(
-            command,
-            prompt or DEFAULT_PROMPT,
-            timeout or DEFAULT_TIMEOUT,
-            tuple(mcp),
-            tuple(mcp_url),
-            dict(env or {}),
-        )
-    agent = report.agent
-    return {
-        "arrived": report.arrived,
-        "requests": [
-            {"method": method, "path": path, "served": served}
-            for method, path, served in report.requests
-        ],
-        "mcp": [
-            {
-                "name": contact.name,
-                "transport": contact.transport,
-                "variable": contact.variable,
-                "contacts": contact.contacts,
-                "calls": contact.calls,
-            }
-            for contact in report.mcp
-        ],
-        "mcp_missed": report.mcp_missed,
-        "agent": {
-            "exit_code": agent.exit_code,
-            "timed_out": agent.timed_out,
-            "stderr_tail": agent.stderr_tail,
-        },
-        "replayability": [line for finding in report.findings for line in finding.render()],
-        "report": report.render(),
-        # `flowproof doctor`'s exit code: 1 when no model request arrived or a named MCP
-        # server was never reached.
-        "ok": bool(report.arrived and not report.mcp_missed),
-    }
-
-
-def _doctor_arguments_refused(
-    mcp: Sequence[str], mcp_url: Sequence[str], env: Mapping[str, str]
-) -> str | None:
-    """What `flowproof doctor` would refuse as a usage error in these arguments, or None."""
-    from flowproof.spec.model import MCP_NAME
-
-    seen: set[str] = set()
-    for option, names in (("mcp", mcp), ("mcp_url", mcp_url)):
-        for name in names:
-            if not re.match(MCP_NAME, name):
-                return (
-                    f"{option}: {name!r} is not an MCP server name (a letter or digit, then "
-                    "letters, digits, '_', '.' or '-')"
-                )
-            if name in seen:
-                return f"{option}: {name!r} is named twice"
-            seen.add(name)
-    for name in env:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            return f"env: {name!r} is not a variable name (letters, digits and '_')"
-    return None
+    try:
+        async with _FLOWS:
+            report = await run_doctor(
+                command,
+                prompt or DEFAULT_PROMPT,
+                timeout or DEFAULT_TIMEOUT,
+                tuple(mcp),
+                tuple(mcp_url),
+                dict(env or {}),
+            )
+    except DoctorArgumentError as refused:
+        return error_document("usage", refused, refused.exit_code)
+    return doctor_document(report, capability())

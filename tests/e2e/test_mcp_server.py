@@ -140,15 +140,19 @@ def test_it_shows_a_trajectory_and_diffs_traces(project: Path) -> None:
 def test_it_runs_doctor_on_an_agent_command(project: Path) -> None:
     async def body(call: Call, client: ClientSession) -> None:
         found = await call("doctor", {"command": agent_command("openai_chat_agent.py")})
-        assert found["ok"] is True and found["arrived"] == 1
+        assert found["exit_code"] == 0 and found["model_requests"] == 1
         assert found["requests"] == [
-            {"method": "POST", "path": "/v1/chat/completions", "served": "openai_chat"}
+            {
+                "method": "POST",
+                "path": "/v1/chat/completions",
+                "served_by": "openai_chat",
+                "count": 1,
+            }
         ]
         assert found["agent"]["exit_code"] == 0
-        assert "1 model request arrived at flowproof's proxy" in found["report"]
 
         refused = await call("doctor", {"command": "true", "mcp": ["no spaces"]})
-        assert refused["error"]["kind"] == "usage"
+        assert refused["error"]["kind"] == "usage" and refused["error"]["exit_code"] == 2
         assert "'no spaces' is not an MCP server name" in refused["error"]["message"]
 
     session(project, server_env(), body)
