@@ -3,22 +3,19 @@
 A spec mocks a tool the same way wherever it is called: `result:` answers every call alike,
 `results:` answers calls in order and runs out. The model boundary (a `tools:` entry, its
 result substituted into the conversation) and the tool boundary (an `mcp:` server's tool,
-answered instead of the real server) share one `ToolMock`, one builder and one sentence for a
-list that ran out; only the name each boundary gives its list differs.
+answered instead of the real server) share one `ToolMock`, built from the spec by
+spec/mocks.py, and one sentence for a list that ran out; only the name each boundary gives its
+list differs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flowproof.core.errors import ToolResultsExhausted
-
-if TYPE_CHECKING:
-    from flowproof.spec.load import LoadedSpec
-    from flowproof.spec.model import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,27 +80,3 @@ class ToolMock:
 
 
 ToolMocks = Mapping[str, ToolMock]
-
-
-def tool_mocks(
-    tools: Sequence[ToolSpec], where: Callable[[int], str] = lambda index: ""
-) -> dict[str, ToolMock]:
-    """The mocks of the tools a spec answers itself (`result:` or `results:`); `where(index)`
-    says where the spec writes the `index`-th tool's `results:` list."""
-    mocks = {}
-    for index, tool in enumerate(tools):
-        if tool.results is not None:
-            mocks[tool.name] = ToolMock(tuple(tool.results), repeat=False, where=where(index))
-        elif tool.is_mocked:
-            mocks[tool.name] = ToolMock((tool.result,), repeat=True)
-    return mocks
-
-
-def mocks_for(loaded: LoadedSpec) -> dict[str, ToolMock]:
-    """What the model is told each mocked tool of the spec's `tools:` returned."""
-
-    def where(index: int) -> str:
-        line = loaded.line_of("tools", index, "results")
-        return f"{loaded.path}:{line}" if line else str(loaded.path)
-
-    return tool_mocks(loaded.spec.tools, where)

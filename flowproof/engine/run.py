@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from flowproof.assertions.evaluate import Verdict
-from flowproof.core.mocks import mocks_for
 from flowproof.drivers.env import inherited_environment
 from flowproof.engine import lanes
 from flowproof.engine import warnings as boundary_warnings
@@ -32,6 +31,7 @@ from flowproof.live.traffic import Traffic
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
 from flowproof.proxy.app import make_app, serve
 from flowproof.spec.load import LoadedSpec
+from flowproof.spec.mocks import mocks_for
 from flowproof.spec.refs import resolve
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flowproof._version import __version__
-from flowproof.core.mocks import tool_mocks
 from flowproof.guards.capability import Capability
 from flowproof.live.traffic import Traffic
 from flowproof.mcp.lane import LANE_PREFIX, lane_name
+from flowproof.spec.mocks import tool_mocks
 from flowproof.spec.model import McpServerSpec, mcp_variable_suffix
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace

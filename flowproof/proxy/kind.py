@@ -7,7 +7,7 @@ conversation's user turn it belongs to (`conversation_turn`) in a multi-turn flo
 is refused when a turn names a dialect this flowproof does not know; the secret scan reads
 both bodies; the run record shows one timeline row per turn from its parsed facts
 (trace/model.py); and `record --diff` and the trajectory read the main conversation
-(trace/trajectory.py, trace/tracediff.py). Registered by defining it (trace/kinds.py lists
+(trace/trajectory.py, matching/tracediff.py). Registered by defining it (trace/kinds.py lists
 this module among its built-in kinds). Which turn replay serves is the matching's business
 (matching/match.py), chosen by the engine's strategy.
 """
@@ -23,10 +23,10 @@ from flowproof.core.errors import TraceError
 from flowproof.core.lanes import MODEL_LANE
 from flowproof.dialects import dialect_named
 from flowproof.matching.exact import DIGEST_FIELD, is_digest
+from flowproof.matching.tracediff import diff_traces
 from flowproof.runrecord.model import TimelineEntry, ToolCallRecord, ToolResultRecord
 from flowproof.trace.kinds import Document, LaneKind, Malformed, expect, field
 from flowproof.trace.model import Lane, Trace, Turn
-from flowproof.trace.tracediff import diff_traces
 from flowproof.trace.trajectory import build_trajectory
 
 CONVERSATION_FIELD = "conversation_turn"

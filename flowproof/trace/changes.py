@@ -1,7 +1,7 @@
 """What changed between two recordings, worded for the reviewer of a re-record: the calls made
 (their sequence, then each kept call's arguments by path) and single values shown briefly.
 
-Every lane kind words its own changes with these (the model lane in trace/tracediff.py, the
+Every lane kind words its own changes with these (the model lane in matching/tracediff.py, the
 MCP lane in mcp/kind.py), so `record --diff` reads the same for every boundary.
 """
 

@@ -11,10 +11,10 @@ import pytest
 
 from flowproof.core.errors import TraceError
 from flowproof.matching.exact import request_digest
+from flowproof.matching.tracediff import diff_traces
 from flowproof.proxy.kind import ModelLane
 from flowproof.trace import codec
 from flowproof.trace.model import Trace, Turn
-from flowproof.trace.tracediff import diff_traces
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 RESPONSE = {"choices": [{"message": {"role": "assistant", "content": "hello"}}]}
