@@ -143,6 +143,12 @@ _FIELD = _TOKEN + rb":[^\x00-\x08\x0a-\x1f\x7f]*"
 _FIELD_LINE = re.compile(_FIELD)
 _FIELD_SECTION = re.compile(_FIELD + rb"(?:\r\n" + _FIELD + rb")*")
 _FIELD_RULES = " (a token name, no space before the colon, no folding, no bare CR or LF)"
+_COMMON_HEAD = re.compile(
+    rb"(" + _TOKEN + rb") (/[^\x00-\x20\x7f%]*) HTTP/1\.1\r\n"
+    rb"(" + _FIELD + rb"(?:\r\n" + _FIELD + rb")*)"
+)
+"""The head `RequestParser._read_whole` reads: HTTP/1.1, an origin-form target with nothing
+percent-encoded, at least one field, every line in the grammar `_parse_head` checks."""
 _QUOTED = rb'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[\t -~\x80-\xff])*"'
 _CHUNK_EXTENSION = (
     rb"[ \t]*;[ \t]*" + _TOKEN + rb"(?:[ \t]*=[ \t]*(?:" + _TOKEN + rb"|" + _QUOTED + rb"))?"
@@ -176,11 +182,19 @@ class RequestParser:
     arrives, then `next_request` until it says None (more bytes needed). A `ServerError` means
     the connection must be answered with its status and closed.
 
+    A request is read in stages (head, then a Content-Length body or chunks, then trailers),
+    each resumed where the last read left off. Its fast case is a request that arrives whole in
+    one read, framed the common way: read in one pass (`_read_whole`), as the stages read it.
+
     Bytes are kept from where the request in progress continues (`_at`), and dropped once read,
     so each byte is looked at a bounded number of times however the request is split."""
 
-    def __init__(self, max_body: int) -> None:
+    def __init__(self, max_body: int, *, fast: bool = True) -> None:
         self._max_body = max_body
+        self._fast = fast
+        """Whether a request that arrives whole, framed as model clients frame it, is read in
+        one pass (`_read_whole`); False reads every request by the stages alone, the strict
+        rules the fast case is tested against (tests/unit/proxy/test_http_parser.py)."""
         self._buffer: bytes | bytearray = b""
         """Bytes not read yet: those of one read as they came (most requests arrive whole in
         one), a bytearray once a request spans reads."""
@@ -232,17 +246,52 @@ class RequestParser:
     def next_request(self) -> tuple[Request, bool] | None:
         """The next whole request and whether the connection stays open after it; None while
         it is still arriving."""
-        if self._stage is _Stage.HEAD and self._at == 0 and isinstance(self._buffer, bytes):
-            found = _whole_request(self._buffer, self._max_body)
-            if found is not None:
-                request, keep_alive, used = found
-                self._buffer = self._buffer[used:] if used < len(self._buffer) else b""
-                self._searched = 0
-                return request, keep_alive
+        if self._stage is _Stage.HEAD and self._fast:
+            whole = self._read_whole()
+            if whole is not None:
+                return whole
         try:
             return self._advance()
         finally:
             self._drop_read_bytes()
+
+    def _read_whole(self) -> tuple[Request, bool] | None:
+        """The fast case: the request at the start of a read that came whole (`_buffer` as
+        asyncio handed it over), when all of it is there and it is framed the way model
+        clients frame nearly every call: HTTP/1.1, an origin-form target with nothing
+        percent-encoded, a Content-Length (or no body), no Transfer-Encoding. None for
+        anything else, which the stages then read and, if they must, refuse, saying why.
+
+        One expression checks the head against the grammar the stages check it against, so
+        whatever this reads, it reads as they would; a replayed model call arrives whole in
+        one read, and this one pass costs about half of the stages. A request that spans reads
+        is never looked at here (the buffer is a bytearray by then), so a head sent a byte at
+        a time is still searched once. (`Expect: 100-continue` needs no answer once the body
+        is here.)"""
+        buffer = self._buffer
+        if self._at or not isinstance(buffer, bytes):
+            return None
+        end = buffer.find(b"\r\n\r\n", 0, MAX_HEAD_BYTES - 3)
+        if end < 0:
+            return None
+        matched = _COMMON_HEAD.fullmatch(buffer, 0, end)
+        if matched is None:
+            return None
+        headers = Headers.of_fields(matched[3].decode("latin-1"))
+        try:
+            length = _framing(headers, "HTTP/1.1")
+        except ServerError:
+            return None  # (the stages refuse it, saying why)
+        if length is None:
+            return None  # chunked
+        stop = end + 4 + length
+        if length > self._max_body or stop > len(buffer):
+            return None
+        method, target = matched[1].decode("latin-1"), matched[2].decode("latin-1")
+        request = _request(method, target, headers, buffer[end + 4 : stop])
+        self._buffer = buffer[stop:] if stop < len(buffer) else b""
+        self._searched = 0
+        return request, _keeps_alive(headers, "HTTP/1.1")
 
     def _advance(self) -> tuple[Request, bool] | None:
         if self._stage is _Stage.HEAD and not self._read_head():
@@ -551,44 +600,6 @@ def _run_data(buffer: bytes | bytearray, start: int, offset: int, size: int, cou
     for column in range(size):
         data[column::size] = buffer[start + offset + column : stop : stride]
     return bytes(data)
-
-
-_WHOLE_HEAD = re.compile(
-    rb"(" + _TOKEN + rb") (/[^\x00-\x20\x7f%]*) HTTP/1\.1\r\n"
-    rb"(" + _FIELD + rb"(?:\r\n" + _FIELD + rb")*)"
-)
-"""The head of a request `_whole_request` reads: HTTP/1.1, an origin-form target with nothing
-percent-encoded, at least one field, every line in the grammar `_parse_head` checks."""
-
-
-def _whole_request(buffer: bytes, max_body: int) -> tuple[Request, bool, int] | None:
-    """The request at the start of `buffer`, whether the connection stays open after it and
-    how many bytes it took, when it is all there and framed the way model clients frame nearly
-    every call: HTTP/1.1, an origin-form target with nothing percent-encoded, a Content-Length
-    (or no body), no Transfer-Encoding. None for anything else, which the staged parser then
-    reads. Whatever this reads, it reads as the staged parser would
-    (tests/unit/proxy/test_http_parser.py holds the two to that); a replayed model call
-    arrives whole in one read, and this one pass costs about half of the stages.
-    (`Expect: 100-continue` needs no answer once the body is here.)"""
-    end = buffer.find(b"\r\n\r\n", 0, MAX_HEAD_BYTES - 3)
-    if end < 0:
-        return None
-    matched = _WHOLE_HEAD.fullmatch(buffer, 0, end)
-    if matched is None:
-        return None
-    headers = Headers.of_fields(matched[3].decode("latin-1"))
-    try:
-        length = _framing(headers, "HTTP/1.1")
-    except ServerError:
-        return None  # (the staged parser refuses it, saying why)
-    if length is None:
-        return None  # chunked
-    stop = end + 4 + length
-    if length > max_body or stop > len(buffer):
-        return None
-    method, target = matched[1].decode("latin-1"), matched[2].decode("latin-1")
-    request = _request(method, target, headers, buffer[end + 4 : stop])
-    return request, _keeps_alive(headers, "HTTP/1.1"), stop
 
 
 def _keeps_alive(headers: Headers, version: str) -> bool:

@@ -329,7 +329,7 @@ def test_a_path_is_percent_decoded_and_its_target_kept_as_sent() -> None:
     assert (plain.path, plain.query_string, plain.path_qs) == ("/v1/ab", "x=1", "/v1/ab?x=1")
 
 
-# --- the one-pass lane for whole requests, held to the staged parser -------------------------
+# --- the one-pass fast case for whole requests, held to the strict stages ----------------------
 
 _METHODS = (b"POST", b"GET", b"HEAD", b"P@ST", b"")
 _TARGETS = (
@@ -386,11 +386,11 @@ def _random_request(chance: random.Random) -> bytes:
     return lead + b"\r\n".join((line, *fields)) + b"\r\n\r\n" + body
 
 
-def _read_all(pieces: list[bytes], max_body: int) -> list[object]:
+def _read_all(pieces: list[bytes], max_body: int, *, fast: bool = True) -> list[object]:
     """What a parser makes of the pieces, fed in turn: each request (with its headers as
     sent and whether the connection stays open), then the refusal that ended it or whether
     bytes are left unread."""
-    parser = RequestParser(max_body)
+    parser = RequestParser(max_body, fast=fast)
     found: list[object] = []
     try:
         for piece in pieces:
@@ -405,20 +405,29 @@ def _read_all(pieces: list[bytes], max_body: int) -> list[object]:
     return found
 
 
+def _read_in_one_pass(sent: bytes, max_body: int) -> bool:
+    """Whether the parser's fast case reads the first request of `sent`, arrived whole."""
+    parser = RequestParser(max_body)
+    parser.feed(sent)
+    return parser._read_whole() is not None
+
+
 @pytest.mark.parametrize("block", range(4))
-def test_a_whole_request_reads_as_the_staged_parser_reads_it(block: int) -> None:
-    """Fed whole, requests go through the one-pass lane where it can read them; fed a byte at
-    a time, never (each read after the first is appended to what is kept). Both must give the
-    same requests, the same refusal and leave the same bytes unread."""
+def test_the_fast_case_reads_a_request_as_the_strict_stages_read_it(block: int) -> None:
+    """Fed whole, requests go through the one-pass fast case where it can read them; with the
+    fast case off, or fed a byte at a time (each read after the first is appended to what is
+    kept), never. All three must give the same requests, the same refusal and leave the same
+    bytes unread."""
     taken = 0
     for seed in range(block * 500, block * 500 + 500):
         chance = random.Random(seed)
         sent = b"".join(_random_request(chance) for _ in range(chance.choice((1, 1, 2))))
         max_body = chance.choice((1000, 10))
-        whole, staged = _read_all([sent], max_body), _read_all(one_at_a_time(sent), max_body)
-        assert whole == staged, (seed, sent)
-        taken += h1._whole_request(sent, max_body) is not None
-    assert taken > 100  # the lane reads many of them, and the staged parser the rest
+        fast = _read_all([sent], max_body)
+        assert fast == _read_all([sent], max_body, fast=False), (seed, sent)
+        assert fast == _read_all(one_at_a_time(sent), max_body), (seed, sent)
+        taken += _read_in_one_pass(sent, max_body)
+    assert taken > 100  # the fast case reads many of them, and the stages the rest
 
 
 _NAMES = ("content-length", "Content-Length", "CONNECTION", "x-length", "Upgrade", "a")
