@@ -19,7 +19,7 @@ from markupsafe import Markup
 from flowproof.core.files import write_text_atomic
 from flowproof.core.words import plural
 from flowproof.report.markdown import cell, code, fence, md, open_fence
-from flowproof.report.view import RunView, build_view
+from flowproof.report.view import RunView, block, build_view
 from flowproof.runrecord.model import RunRecord
 
 COMMENT_LIMIT = 65536
@@ -57,6 +57,7 @@ def environment() -> Environment:
         xml_attr=_xml_attr,
         seconds=_seconds,
         plural=plural,
+        block=block,
     )
     return env
 

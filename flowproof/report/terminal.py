@@ -12,13 +12,13 @@ also keeps any line (a reason quoting model text, say) from starting a GitHub wo
 
 from __future__ import annotations
 
-import json
 import signal
 from typing import Literal
 
 from flowproof.core.words import plural
 from flowproof.guards.workflow_commands import quoted
-from flowproof.runrecord.model import FlowRecord, RunRecord, TimelineEntry
+from flowproof.report.flowfacts import conversation_lines, flow_warnings, mcp_calls
+from flowproof.runrecord.model import FlowRecord, RunRecord
 
 RunMode = Literal["record", "replay"]
 
@@ -48,36 +48,6 @@ def flow_lines(flow: FlowRecord, mode: RunMode, fs_report: str = "") -> list[str
     return lines
 
 
-def conversation_lines(flow: FlowRecord) -> list[str]:
-    """A conversation flow's turns, one line each: its model requests, its steps' verdicts
-    and what the user said (the failing steps are among the flow's reasons, each naming its
-    turn); nothing for a single-turn flow."""
-    lines = []
-    for number, text in enumerate(flow.conversation, 1):
-        requests = sum(
-            1
-            for row in flow.timeline
-            if isinstance(row, TimelineEntry) and row.conversation_turn == number
-        )
-        steps = [step for step in flow.steps if step.turn == number]
-        judged = [step for step in steps if step.passed is not None]
-        verdicts = (
-            f"{sum(bool(step.passed) for step in judged)} of {plural(len(steps), 'step')} passed"
-            if judged
-            else f"{plural(len(steps), 'step')} not evaluated"
-            if steps
-            else "no steps"
-        )
-        said = json.dumps(_first_line(text), ensure_ascii=False)  # quoted: one line, always
-        lines.append(f"turn {number} · {plural(requests, 'request')} · {verdicts} · {said}")
-    return lines
-
-
-def _first_line(text: str, width: int = 60) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def error_lines(spec: str, message: str) -> list[str]:
     """A spec that could not be run at all: the file as given, then the whole error."""
     return [f"ERROR {quoted(spec)}", indent(message)]
@@ -99,20 +69,9 @@ def _verdict(flow: FlowRecord) -> str:
     return "PASS" if flow.verdict == "pass" else "FAIL"
 
 
-def flow_warnings(flow: FlowRecord) -> list[str]:
-    """The flow's warnings, then the requests refused from outside the agent when there were
-    any: what every report and the terminal list under a flow."""
-    refused = flow.refused_from_outside
-    outside = (
-        f"refused requests from outside the agent: {refused} (sent to flowproof's proxy or an "
-        "MCP stand-in without the flow's capability; none was forwarded, served or recorded)"
-    )
-    return [*flow.warnings, *([outside] if refused else [])]
-
-
 def _counts(flow: FlowRecord, mode: RunMode) -> str:
     """Turns recorded (and where the trace went) or served, and the MCP calls when any."""
-    calls = _mcp_calls(flow, mode)
+    calls = mcp_calls(flow)
     tool_calls = f" · {plural(calls, 'MCP call')}" if calls else ""
     turns = flow.turns
     if mode != "record":
@@ -121,17 +80,6 @@ def _counts(flow: FlowRecord, mode: RunMode) -> str:
     if flow.trace:
         return f"{counts} → {flow.trace}"
     return counts if flow.verdict == "pass" else f"{counts}; no trace written"
-
-
-def _mcp_calls(flow: FlowRecord, mode: RunMode) -> int:
-    """The MCP calls, counted as every report counts them (its flow view). A timeline of model
-    turns alone has none, and is told so without building the view (report/view.py, loaded
-    by the first flow that has a row of another lane)."""
-    if all(isinstance(row, TimelineEntry) for row in flow.timeline):
-        return 0
-    from flowproof.report.view import flow_view
-
-    return flow_view(flow, mode).mcp_calls
 
 
 def _interrupted_lines(flow: FlowRecord) -> list[str]:

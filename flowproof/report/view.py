@@ -3,7 +3,8 @@
 Every report is rendered from this view, and the view is built from the run record alone
 (runrecord/model.py), never from live objects, so a report rendered later from an old record
 reads exactly like the one rendered at the end of the run. It reads fields; it never parses a
-message back into its parts.
+message back into its parts. The record's own types (a divergence, a tool call, an executed
+call) are shown as they are; the templates show a value through the `block` filter.
 """
 
 from __future__ import annotations
@@ -13,20 +14,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flowproof.core.lanes import MODEL_LANE
 from flowproof.core.readjson import read_json
 from flowproof.core.words import plural
-from flowproof.report.terminal import conversation_lines, flow_warnings
+from flowproof.report.flowfacts import (
+    conversation_lines,
+    declared_phrase,
+    flow_warnings,
+    tool_lanes,
+)
 from flowproof.runrecord.model import (
     ControlRecord,
     DifferenceRecord,
     DivergenceRecord,
+    ExecutedCallRecord,
     FlowRecord,
     RunRecord,
     StepRecord,
     TimelineEntry,
+    ToolCallRecord,
+    ToolResultRecord,
 )
-from flowproof.trace.kinds import kind_named
 
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
@@ -47,18 +54,6 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    name: str
-    arguments: Block
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    tool: str
-    content: Block
-
-
-@dataclass(frozen=True, slots=True)
 class TurnView:
     """One served (or recorded) model turn: what the model was shown, then what it answered."""
 
@@ -66,8 +61,9 @@ class TurnView:
     dialect: str
     known: bool
     """False when the record could not read the turn (a dialect this flowproof lacks)."""
-    tool_results: list[ToolResult]
-    tool_calls: list[ToolCall]
+    tool_results: list[ToolResultRecord]
+    tool_calls: list[ToolCallRecord]
+    """What the model asked for, its arguments the raw string it sent."""
     text: Block | None
     conversation_turn: int | None = None
     """The user turn it was sent in (a conversation flow); None otherwise."""
@@ -111,16 +107,6 @@ class McpLaneView:
 
 
 @dataclass(frozen=True, slots=True)
-class ExecutedView:
-    """A tool call the agent executed at the MCP tool boundary."""
-
-    name: str
-    """`<server>/<tool>`."""
-    arguments: Block
-    mocked: bool
-
-
-@dataclass(frozen=True, slots=True)
 class Marked:
     """A value as shown, split around the span where it differs from the other side's: a long
     prompt's one changed word is found at a glance."""
@@ -161,33 +147,6 @@ def mark_change(recorded: str, replayed: str) -> tuple[Marked, Marked]:
         return Marked(text[:start], text[start : len(text) - end], text[len(text) - end :])
 
     return split(recorded), split(replayed)
-
-
-@dataclass(frozen=True, slots=True)
-class DivergenceView:
-    request: int
-    recorded_turn: int | None
-    lane: str
-    on_mcp: bool
-    """On an MCP lane: `request` and `recorded_turn` count that lane's calls, not model turns."""
-    subject: str
-    """`request 3` (model) or `mcp.files call 3`."""
-    recorded_noun: str
-    """What `recorded_turn` counts: `turn` or `call`."""
-    headline: str
-    envelope: list[str]
-    detail: str
-    """The first differing path with both values, exactly as the record has it."""
-    show_detail: bool
-    location: str
-    """`detail` split for the diff view: where it differs, and both sides ('' when unsplit)."""
-    recorded: str
-    replayed: str
-    text: str
-    fields: list[FieldView]
-    """Every differing field shown (the first is `location`), each side marked where it differs."""
-    more_fields: int
-    """How many more fields differ beyond `fields`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +202,9 @@ class FlowView:
     """The user turns of a conversation flow; empty for a single-turn flow. The steps and the
     timeline are grouped by them (each step and model turn carries its `turn`)."""
     steps: list[StepView]
-    divergence: DivergenceView | None
+    divergence: DivergenceRecord | None
+    divergence_fields: list[FieldView]
+    """The divergence's differing fields, each side marked where it differs."""
     served: int
     recorded: int
     turns_phrase: str
@@ -263,9 +224,9 @@ class FlowView:
     ignored_fields: list[str]
     """The `ignore_fields:` paths."""
     has_trajectory: bool
-    tool_calls: list[ToolCall]
+    tool_calls: list[ToolCallRecord]
     """What the model ASKED for."""
-    executed: list[ExecutedView]
+    executed: list[ExecutedCallRecord]
     """What the agent EXECUTED at the MCP tool boundary."""
     reply: Block | None
     reply_turn: int | None
@@ -341,13 +302,13 @@ def flow_view(flow: FlowRecord, mode: str) -> FlowView:
 
 
 def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
-    divergence = _divergence(flow.divergence) if flow.divergence else None
+    divergence = flow.divergence
     steps = [_step(step) for step in flow.steps]
     passed = flow.verdict == "pass"
     trajectory = flow.trajectory
     reply = block(trajectory.reply) if trajectory and trajectory.reply is not None else None
     timeline = [_turn(row) for row in flow.timeline if isinstance(row, TimelineEntry)]
-    mcp_lanes = _tool_lanes(flow, divergence)
+    mcp_lanes: list[McpLaneView] = tool_lanes(flow)
     return FlowView(
         index=index,
         anchor=f"flow-{index}",
@@ -368,6 +329,7 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         ],
         steps=_grouped(steps),
         divergence=divergence,
+        divergence_fields=[_field(d) for d in divergence.fields] if divergence else [],
         served=flow.turns.served,
         recorded=flow.turns.recorded,
         turns_phrase=_turns_phrase(mode, flow),
@@ -379,14 +341,8 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         normalized=list(flow.normalized),
         ignored_fields=list(flow.ignored_fields),
         has_trajectory=trajectory is not None,
-        tool_calls=[
-            ToolCall(call.name, block(call.arguments))
-            for call in (trajectory.tool_calls if trajectory else ())
-        ],
-        executed=[
-            ExecutedView(call.name, block(call.arguments), call.mocked)
-            for call in (trajectory.executed if trajectory else ())
-        ],
+        tool_calls=list(trajectory.tool_calls) if trajectory else [],
+        executed=list(trajectory.executed) if trajectory else [],
         reply=reply,
         reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
         reply_absent_reason=trajectory.reply_absent_reason if trajectory else "",
@@ -396,16 +352,6 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
         control=_control(flow.control) if flow.control else None,
         duration=flow.duration,
     )
-
-
-def declared_phrase(flow: FlowRecord) -> str:
-    """`normalize:` and `ignore_fields:` as every report shows them beside the turn counts."""
-    parts = []
-    if flow.normalized:
-        parts.append(f"normalised: {', '.join(flow.normalized)}")
-    if flow.ignored_fields:
-        parts.append(f"matched ignoring: {', '.join(flow.ignored_fields)}")
-    return " · ".join(parts)
 
 
 def _step(step: StepRecord) -> StepView:
@@ -435,7 +381,7 @@ def _turns_phrase(mode: str, flow: FlowRecord) -> str:
     return f"served {served} of {plural(recorded, 'recorded turn')}"
 
 
-def _failure_type(passed: bool, divergence: DivergenceView | None, steps: list[StepView]) -> str:
+def _failure_type(passed: bool, divergence: DivergenceRecord | None, steps: list[StepView]) -> str:
     if passed:
         return ""
     if divergence is not None:
@@ -445,51 +391,9 @@ def _failure_type(passed: bool, divergence: DivergenceView | None, steps: list[S
     return "run"
 
 
-def _divergence(data: DivergenceRecord) -> DivergenceView:
-    location = recorded = replayed = ""
-    detail = data.reason
-    if data.path is not None:
-        location = f"{data.path}: {data.note}" if data.note else data.path
-        recorded, replayed = data.recorded or "", data.replayed or ""
-        detail = f"{location}: recorded {recorded}, replayed {replayed}"
-    on_mcp = data.lane != MODEL_LANE
-    return DivergenceView(
-        request=data.index,
-        recorded_turn=data.recorded_index,
-        lane=data.lane,
-        on_mcp=on_mcp,
-        subject=f"{data.lane} call {data.index}" if on_mcp else f"request {data.index}",
-        recorded_noun="call" if on_mcp else "turn",
-        headline=data.headline,
-        envelope=list(data.envelope),
-        detail=detail,
-        # An extra call's detail is already in its headline; an envelope line is not repeated.
-        show_detail=data.recorded_index is not None and detail not in data.envelope,
-        location=location,
-        recorded=recorded,
-        replayed=replayed,
-        text=data.text,
-        fields=[_field(d) for d in _differences(data)],
-        more_fields=data.more_differences,
-    )
-
-
-def _differences(data: DivergenceRecord) -> list[DifferenceRecord]:
-    """The record's differing fields; a record written before they were all kept has its
-    first one alone."""
-    if data.differences or data.path is None:
-        return list(data.differences)
-    first = DifferenceRecord(
-        path=data.path, recorded=data.recorded or "", replayed=data.replayed or "", note=data.note
-    )
-    return [first]
-
-
 def _field(data: DifferenceRecord) -> FieldView:
     recorded, replayed = mark_change(data.recorded, data.replayed)
-    location = f"{data.path}: {data.note}" if data.note else data.path
-    line = f"{location}: recorded {data.recorded}, replayed {data.replayed}"
-    return FieldView(location, line, recorded, replayed)
+    return FieldView(data.location, data.line, recorded, replayed)
 
 
 def _turn(turn: TimelineEntry) -> TurnView:
@@ -497,29 +401,11 @@ def _turn(turn: TimelineEntry) -> TurnView:
         number=turn.turn,
         dialect=turn.dialect,
         known=turn.known,
-        tool_results=[ToolResult(r.tool, block(r.content)) for r in turn.tool_results],
-        tool_calls=[ToolCall(c.name, block(c.arguments)) for c in turn.tool_calls],
+        tool_results=list(turn.tool_results),
+        tool_calls=list(turn.tool_calls),
         text=block(turn.text) if turn.text is not None else None,
         conversation_turn=turn.conversation_turn,
     )
-
-
-def _tool_lanes(flow: FlowRecord, divergence: DivergenceView | None) -> list[McpLaneView]:
-    """Each lane with rows of its own, drawn as its kind draws it, in the record's order."""
-    rows: dict[str, list[Any]] = {}
-    for row in flow.timeline:
-        if not isinstance(row, TimelineEntry):
-            rows.setdefault(row.lane, []).append(row)
-    if divergence is not None and divergence.on_mcp:
-        rows.setdefault(divergence.lane, [])  # a lane that diverged on its first call
-    views = []
-    for lane, entries in rows.items():
-        kind = kind_named(lane.partition(".")[0])
-        diverged = divergence is not None and divergence.lane == lane
-        view = kind.lane_view(lane, entries, diverged) if kind is not None else None
-        if view is not None:
-            views.append(view)
-    return views
 
 
 def _control(data: ControlRecord) -> ControlView:

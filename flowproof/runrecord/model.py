@@ -112,6 +112,16 @@ class DifferenceRecord(_Model):
     note: str = ""
     """A qualifier of the difference (`same keys in a different order`, ...)."""
 
+    @property
+    def location(self) -> str:
+        """Where, with the qualifier when there is one (`(body): same JSON, different bytes`)."""
+        return f"{self.path}: {self.note}" if self.note else self.path
+
+    @property
+    def line(self) -> str:
+        """`location: recorded X, replayed Y`, as the terminal prints it."""
+        return f"{self.location}: recorded {self.recorded}, replayed {self.replayed}"
+
 
 class DivergenceRecord(_Model):
     """The first request no recorded entry served."""
@@ -145,6 +155,70 @@ class DivergenceRecord(_Model):
     text: str
     """The whole divergence message, as flowproof printed it."""
 
+    # Read by every report and front door, so that none of them re-shapes the divergence.
+
+    @property
+    def on_mcp(self) -> bool:
+        """On an MCP lane: `index` and `recorded_index` count that lane's calls, not turns."""
+        return self.lane != MODEL_LANE
+
+    @property
+    def subject(self) -> str:
+        """`request 3` (model) or `mcp.files call 3`."""
+        return f"{self.lane} call {self.index}" if self.on_mcp else f"request {self.index}"
+
+    @property
+    def recorded_noun(self) -> str:
+        """What `recorded_index` counts: `turn` or `call`."""
+        return "call" if self.on_mcp else "turn"
+
+    @property
+    def fields(self) -> list[DifferenceRecord]:
+        """Every differing field shown, the first one first; a record written before they
+        were all kept has its first one alone."""
+        if self.differences or self.path is None:
+            return list(self.differences)
+        first = DifferenceRecord(
+            path=self.path,
+            recorded=self.recorded or "",
+            replayed=self.replayed or "",
+            note=self.note,
+        )
+        return [first]
+
+    @property
+    def detail(self) -> str:
+        """The first differing field's line, or the reason there is none."""
+        fields = self.fields
+        return fields[0].line if fields else self.reason
+
+    @property
+    def show_detail(self) -> bool:
+        """An extra call's detail is already in its headline; an envelope line is not repeated."""
+        return self.recorded_index is not None and self.detail not in self.envelope
+
+    # The Python API's names (doors/api.py), kept for its users.
+
+    @property
+    def request(self) -> int:
+        """`index`: the 1-based arrival number of the request that diverged."""
+        return self.index
+
+    @property
+    def turn(self) -> int | None:
+        """`recorded_index`: the recorded turn (or MCP call) it was compared with."""
+        return self.recorded_index
+
+    @property
+    def more_fields(self) -> int:
+        """`more_differences`: how many more fields differ beyond `fields`."""
+        return self.more_differences
+
+    @property
+    def message(self) -> str:
+        """`text`: the whole divergence message, as `flowproof run` prints it."""
+        return self.text
+
 
 class StepRecord(_Model):
     """The verdict of one assertion step (or of the flow-level `strict: true` check)."""
@@ -173,6 +247,16 @@ class StepRecord(_Model):
     def verdict(self) -> str:
         """pass | fail | not evaluated."""
         return "not evaluated" if self.passed is None else ("pass" if self.passed else "fail")
+
+    @property
+    def name(self) -> str:
+        """`expected`, by the Python API's name: the assertion as the spec line reads."""
+        return self.expected
+
+    @property
+    def number(self) -> int | None:
+        """`step`, by the Python API's name: the 1-based position in `steps:`."""
+        return self.step
 
 
 class TurnCounts(_Model):
