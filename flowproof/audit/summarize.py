@@ -9,13 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from flowproof.runrecord.model import ControlRecord, FlowRecord, FlowVerdict, RunRecord
 from flowproof.runrecord.store import RECORD_FILE, load_run_record
-
-if TYPE_CHECKING:
-    from flowproof.audit.since import Changes
 
 CONTAINED = "contained"
 
@@ -75,11 +71,3 @@ def _row(record: RunRecord, flow: FlowRecord, control: ControlRecord) -> Control
         spec=flow.spec,
         flow=flow.name,
     )
-
-
-def render(rows: list[ControlRow], runs: int, template: str, changes: Changes | None = None) -> str:
-    """The summary (and, with `--since`, what changed) through the report package's jinja2
-    environment (same escaping rules)."""
-    from flowproof.report.render import environment
-
-    return environment().get_template(template).render(rows=rows, runs=runs, changes=changes)

@@ -7,8 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from flowproof.audit.render import render
 from flowproof.audit.since import Changes, baseline_index, compare
-from flowproof.audit.summarize import ControlRow, latest_rows, load_runs, render
+from flowproof.audit.summarize import ControlRow, latest_rows, load_runs
 from flowproof.cli.output import emit, json_wanted, out
 from flowproof.core.files import write_text_atomic
 from flowproof.core.words import plural

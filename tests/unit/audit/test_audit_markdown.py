@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from flowproof.audit.render import render
 from flowproof.audit.since import Changes, compare
-from flowproof.audit.summarize import ControlRow, render
+from flowproof.audit.summarize import ControlRow
 
 HOSTILE = "@octocat <img src=x> #1"
 
