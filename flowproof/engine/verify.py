@@ -16,30 +16,33 @@ search: the trace must be recorded again first.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from flowproof.core.readjson import read_json
+from flowproof.core.files import write_text_atomic
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.engine.environment import measure
 from flowproof.engine.replayability import Finding, Sighting, declare_lines
 from flowproof.engine.workdir import agent_cwd
+from flowproof.guards.redaction import record_keys
 from flowproof.host.engine_argv import engine_argv
 from flowproof.host.environ import host_environ
 from flowproof.matching.normalize import OPT_OUT, Environment, Normalizer
 from flowproof.matching.remedy import Remedy, classify
-from flowproof.runrecord.store import DEFAULT_RUNS_DIR
+from flowproof.runrecord.model import DivergenceRecord
+from flowproof.runrecord.store import DEFAULT_RUNS_DIR, load_run_record
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import find_suite
-from flowproof.trace.store import trace_path_for
+from flowproof.trace.model import Lane, Trace
+from flowproof.trace.store import load_trace, trace_path_for, write_trace
 
 MAX_ROUNDS = 8
 """Replays per verified flow at most: one when the trace replays, one more per fix found."""
@@ -65,6 +68,19 @@ class Tomorrow:
     `Etc/GMT` name is the POSIX one, reversed). Not a bare POSIX TZ string: Node's ICU reads
     one it does not know as UTC, so an agent on Node would print today's date."""
     local_date: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailedReplay:
+    """How one replay of the copy failed: at a divergence, or for reasons without one (the
+    copy could not be opened, an assertion failed, the engine did not run)."""
+
+    divergence: DivergenceRecord | None
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def why(self) -> str:
+        return self.divergence.text if self.divergence else "; ".join(self.reasons)
 
 
 @dataclass(slots=True)
@@ -150,11 +166,12 @@ def verify_flow(spec: Path, environ: Mapping[str, str], started_in: Path) -> Ver
         copied_spec = copy / spec.resolve().relative_to(project.resolve())
         env = _replay_environ(environ, root, when)
         moved = _moved(recorded_env, copied_spec, env)
+        keys = record_keys(environ)
         for _ in range(MAX_ROUNDS):
-            divergence = _replay(copied_spec, copy, root, env)
-            if divergence is None:
+            failed = _replay(copied_spec, copy, root, env)
+            if failed is None:
                 return found
-            if not _answer(divergence, copied_spec, recorded_env, moved, found):
+            if not _answer(failed, _Copy(copied_spec, keys), recorded_env, moved, found):
                 return found
     found.unexplained = found.unexplained or f"still diverging after {MAX_ROUNDS} replays"
     return found
@@ -184,8 +201,9 @@ def _moved(
     }
 
 
-def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
-    """The copy replayed once: None when it passed, else its flow's divergence (or reasons)."""
+def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> FailedReplay | None:
+    """The copy replayed once: None when it passed, else how its flow failed, read from the
+    run record the replay wrote."""
     # Where a CI checkout keeps them, since an agent that lists the project sees the folder.
     runs = copy / DEFAULT_RUNS_DIR
     shutil.rmtree(runs, ignore_errors=True)
@@ -198,59 +216,81 @@ def _replay(spec: Path, copy: Path, root: Path, env: Mapping[str, str]) -> dict[
     reports = sorted(runs.glob("*/report.json"))
     if not reports:
         last = done.stderr.strip().splitlines()[-1:] or ["the replay did not run"]
-        return {"reasons": last}
-    record = read_json(reports[-1].read_text(encoding="utf-8"))
-    flows, errors = record["flows"], [error["message"] for error in record["errors"]]
-    # A copy that cannot even be opened (an `agent.cwd` outside the project) is an error.
-    flow: dict[str, Any] = flows[0] if flows else {"reasons": errors or ["no flow was run"]}
-    divergence: dict[str, Any] | None = flow.get("divergence")
-    return divergence or {"reasons": flow.get("reasons") or ["the replay failed"]}
+        return FailedReplay(None, tuple(last))
+    record = load_run_record(reports[-1])
+    if not record.flows:
+        # A copy that cannot even be opened (an `agent.cwd` outside the project) is an error.
+        errors = [error.message for error in record.errors]
+        return FailedReplay(None, tuple(errors or ["no flow was run"]))
+    flow = record.flows[0]
+    if flow.divergence is not None:
+        return FailedReplay(flow.divergence)
+    return FailedReplay(None, tuple(flow.reasons or ["the replay failed"]))
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    """The copied spec verify declares in, and the keys its trace must never hold."""
+
+    spec: Path
+    keys: Mapping[str, str]
+
+    @property
+    def trace_path(self) -> Path:
+        return trace_path_for(self.spec)
+
+    def trace(self) -> Trace:
+        """The copy's trace, through the store: migrated from an older format, refused when
+        it cannot be read or holds a record key."""
+        return load_trace(self.trace_path, credentials=self.keys)
 
 
 def _answer(
-    divergence: dict[str, Any],
-    spec: Path,
+    failed: FailedReplay,
+    copy: _Copy,
     recorded_env: Environment,
     moved: Mapping[str, tuple[str, str]],
     found: Verification,
 ) -> bool:
     """Classify the divergence, note it, and declare its answer in the copy; False when the
     search ends here (nothing to declare, or a declaration that needs a new recording)."""
-    if "path" not in divergence or divergence.get("lane") != "model" or not divergence["path"]:
-        found.unexplained = divergence.get("text") or "; ".join(divergence.get("reasons", []))
+    divergence = failed.divergence
+    if divergence is None or divergence.lane != MODEL_LANE or not divergence.path:
+        found.unexplained = failed.why
         return False
-    path = divergence["path"]
-    recorded_body = _recorded_request(spec, divergence.get("recorded_index"))
-    remedy = classify(path, divergence["recorded"], divergence["replayed"], moved, recorded_body)
+    path = divergence.path
+    recorded_body = _recorded_request(copy, divergence.recorded_index)
+    remedy = classify(path, divergence.recorded, divergence.replayed, moved, recorded_body)
     if remedy is None:
-        found.unexplained = divergence["text"]
+        found.unexplained = divergence.text
         return False
     if remedy.tool:
         found.tools.append(remedy.tool)
         return False
-    sighting = Sighting(divergence["index"], path, remedy.seen)
+    sighting = Sighting(divergence.index, path, remedy.seen)
     label = LABELS.get(remedy.kind, f"a per-run id at {path}")
     found.findings.append(
         Finding(label, (sighting,), remedy.normalize, remedy.ignore_field, remedy.why_not)
     )
     if remedy.why_not:
         return False
-    _declare_in_copy(spec, remedy, recorded_env)
+    _declare_in_copy(copy, remedy, recorded_env)
     return True
 
 
-def _recorded_request(spec: Path, number: int | None) -> Any:
+def _recorded_request(copy: _Copy, number: int | None) -> Any:
     if number is None:
         return None
-    trace = read_json(trace_path_for(spec).read_text(encoding="utf-8"))
-    turns = trace.get("lanes", {}).get("model", [])
-    return turns[number - 1].get("request") if 0 < number <= len(turns) else None
+    turns = copy.trace().turns
+    return turns[number - 1].request if 0 < number <= len(turns) else None
 
 
-def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> None:
+def _declare_in_copy(copy: _Copy, remedy: Remedy, recorded_env: Environment) -> None:
     """Add the remedy's entry to the copied spec; for a `normalize:` fact, also rewrite the
-    copied trace as a record with that entry would have written it."""
-    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    copied trace as a record with that entry would have written it. Both are written
+    atomically, so a file of the copy that is a symbolic link is replaced in the copy, never
+    written through to what it points at (the project's own spec or trace)."""
+    document = yaml.safe_load(copy.spec.read_text(encoding="utf-8"))
     key, entry = (
         ("normalize", remedy.normalize)
         if remedy.normalize
@@ -258,10 +298,25 @@ def _declare_in_copy(spec: Path, remedy: Remedy, recorded_env: Environment) -> N
     )
     declared = [item for item in document.get(key) or [] if item != OPT_OUT + str(entry)]
     document[key] = [*declared, entry]
-    spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    write_text_atomic(copy.spec, yaml.safe_dump(document, sort_keys=False))
     if remedy.normalize:
-        trace_file = trace_path_for(spec)
-        trace = read_json(trace_file.read_text(encoding="utf-8"))
         normalizer = Normalizer.build([remedy.normalize], recorded_env)
-        trace["lanes"] = normalizer.to_placeholders(trace["lanes"])
-        trace_file.write_text(json.dumps(trace, indent=2, ensure_ascii=False), encoding="utf-8")
+        trace = copy.trace()
+        lanes = tuple(_with_placeholders(lane, normalizer) for lane in trace.lanes)
+        write_trace(copy.trace_path, replace(trace, lanes=lanes), secrets=copy.keys)
+
+
+def _with_placeholders(lane: Lane, normalizer: Normalizer) -> Lane:
+    """The model lane's bodies as record stores them with the normalizer in place
+    (proxy/forward.py); the other lanes as they are, since record normalises none."""
+    if lane.name != MODEL_LANE:
+        return lane
+    turns = tuple(
+        replace(
+            turn,
+            request=normalizer.to_placeholders(turn.request),
+            response=normalizer.to_placeholders(turn.response),
+        )
+        for turn in lane.entries
+    )
+    return replace(lane, entries=turns)
