@@ -211,7 +211,7 @@ class Record:
     """Seconds one upstream answer may take, whole."""
 
     def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
-        return RecordSide(environ, server_environ)
+        return RecordSide(environ, server_environ, self.upstream.routes)
 
     def cannot_start(self) -> str | None:
         return None
@@ -311,7 +311,7 @@ def strategy_for(
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
     upstream = Upstream.from_environ(context.environ)
-    _fix_proxy_routes(context, upstream)
+    upstream.routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
     return Record(
         trace_path,
         upstream,
@@ -319,17 +319,6 @@ def strategy_for(
         keep_matching=keep_matching,
         upstream_timeout=upstream_timeout,
     )
-
-
-def _fix_proxy_routes(context: FlowContext, upstream: Upstream) -> None:
-    """Fix record's proxy choice from the flow's environment as it starts, and refuse now,
-    rather than at the first call, a proxy that cannot be used for an upstream record is set
-    up to reach."""
-    from flowproof.outbound.route import ProxyRoutes
-    from flowproof.outbound.session import fix_routes  # record only: it loads aiohttp
-
-    routes = fix_routes(ProxyRoutes.from_environ(context.environ))
-    routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
 
 
 def _mcp_urls(context: FlowContext) -> list[str]:

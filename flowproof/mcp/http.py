@@ -46,6 +46,7 @@ from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 
 if TYPE_CHECKING:
     from flowproof.mcp.upstream import HttpUpstream
+    from flowproof.outbound.route import ProxyRoutes
 
 LOOPBACK = "127.0.0.1"
 ENDPOINT = "/mcp"
@@ -104,11 +105,13 @@ class HttpStandIn:
         return cls(server, lambda stream: ReplayExchange(server, stream), port)
 
     @classmethod
-    def recording(cls, server: RecordingServer, upstream_url: str, port: int = 0) -> HttpStandIn:
+    def recording(
+        cls, server: RecordingServer, upstream_url: str, routes: ProxyRoutes, port: int = 0
+    ) -> HttpStandIn:
         def exchange(stream: AgentStream) -> HttpExchange:
             from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
 
-            return RecordExchange(server, stream, HttpUpstream(upstream_url))
+            return RecordExchange(server, stream, HttpUpstream(upstream_url, routes))
 
         return cls(server, exchange, port)
 

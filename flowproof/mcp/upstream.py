@@ -18,6 +18,7 @@ import aiohttp
 
 from flowproof.guards.spellings import clip
 from flowproof.outbound.proxy_failure import proxy_failure
+from flowproof.outbound.route import ProxyRoutes
 from flowproof.outbound.session import open_session, proxy_for
 from flowproof.outbound.trust import untrusted_certificate
 
@@ -49,12 +50,12 @@ class UpstreamAnswer:
 class Unreachable(Exception):
     """The real server could not be reached, or broke off its answer."""
 
-    def __init__(self, url: str, cause: BaseException) -> None:
+    def __init__(self, url: str, cause: BaseException, routes: ProxyRoutes) -> None:
         untrusted = untrusted_certificate(cause)
         if untrusted is not None:
             super().__init__(f"the real MCP server at {url}: {untrusted}")
             return
-        through = proxy_failure(url, cause)
+        through = proxy_failure(url, cause, routes)
         super().__init__(
             f"the real MCP server at {url} could not be reached: {through}"
             if through
@@ -64,10 +65,12 @@ class Unreachable(Exception):
 
 
 class HttpUpstream:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, routes: ProxyRoutes) -> None:
+        """`routes`: the flow's proxy variables, read as record started."""
         self.url = url
+        self._routes = routes
         self._session = open_session(aiohttp.ClientTimeout(total=None, sock_connect=30))
-        self._proxy = proxy_for(url)
+        self._proxy = proxy_for(routes, url)
 
     async def close(self) -> None:
         await self._session.close()
@@ -81,7 +84,7 @@ class HttpUpstream:
             ) as reply:
                 return await self._read(reply, on_message)
         except (aiohttp.ClientError, OSError) as exc:
-            raise Unreachable(self.url, exc) from None
+            raise Unreachable(self.url, exc, self._routes) from None
 
     async def get(self, headers: Mapping[str, str], on_message: OnMessage) -> UpstreamAnswer:
         """The server-push stream: each message handed over until the server ends it."""
@@ -91,7 +94,7 @@ class HttpUpstream:
             ) as reply:
                 return await self._read(reply, on_message)
         except (aiohttp.ClientError, OSError) as exc:
-            raise Unreachable(self.url, exc) from None
+            raise Unreachable(self.url, exc, self._routes) from None
 
     async def delete(self, headers: Mapping[str, str]) -> UpstreamAnswer:
         try:
@@ -100,7 +103,7 @@ class HttpUpstream:
             ) as reply:
                 return UpstreamAnswer(reply.status, _returned(reply), "")
         except (aiohttp.ClientError, OSError) as exc:
-            raise Unreachable(self.url, exc) from None
+            raise Unreachable(self.url, exc, self._routes) from None
 
     async def _read(self, reply: aiohttp.ClientResponse, on_message: OnMessage) -> UpstreamAnswer:
         kind = reply.headers.get("Content-Type", "")

@@ -11,13 +11,13 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from flowproof.outbound.session import fixed_routes
+from flowproof.outbound.route import ProxyRoutes
 
 
-def proxy_failure(url: str, error: BaseException) -> str | None:
+def proxy_failure(url: str, error: BaseException, routes: ProxyRoutes) -> str | None:
     """The line naming the proxy when `error` happened reaching the proxy that `url` goes
-    through; None when the error is the upstream's (or `url` goes direct)."""
-    proxy = fixed_routes().proxy_for(url)
+    through by `routes`; None when the error is the upstream's (or `url` goes direct)."""
+    proxy = routes.proxy_for(url)
     if proxy is None:
         return None
     if isinstance(error, aiohttp.ClientHttpProxyError):

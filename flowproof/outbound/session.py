@@ -2,14 +2,13 @@
 model APIs in proxy/forward.py, a real streamable-HTTP MCP server in mcp/upstream.py).
 
 One module decides how an upstream is reached, so the model proxy and the MCP stand-ins never
-disagree on which certificates are trusted or which proxy is used. The environment is read
-here, explicitly: aiohttp's own `trust_env` stays off, since it would also apply proxy
-variables to a loopback upstream that no proxy can reach.
+disagree on which certificates are trusted. Which proxy a request goes through is the flow's
+own `ProxyRoutes` (outbound/route.py), read once from the environment the flow was opened with
+and carried by its upstream: aiohttp's own `trust_env` stays off, since it would also apply
+proxy variables to a loopback upstream that no proxy can reach.
 """
 
 from __future__ import annotations
-
-import os
 
 import aiohttp
 
@@ -26,25 +25,8 @@ def open_session(timeout: aiohttp.ClientTimeout | None = None) -> aiohttp.Client
     return aiohttp.ClientSession(connector=connector, trust_env=False, timeout=timeout)
 
 
-def proxy_for(url: str) -> str | None:
-    """The proxy a request to `url` goes through, or None to go direct (outbound/route.py
-    decides, from the proxy variables fixed when record started). Raises UnusableProxy for a
-    proxy aiohttp cannot use (a SOCKS one)."""
-    proxy = fixed_routes().proxy_for(url)
+def proxy_for(routes: ProxyRoutes, url: str) -> str | None:
+    """The proxy URL aiohttp is given for a request to `url`, or None to go direct. Raises
+    UnusableProxy for a proxy aiohttp cannot use (a SOCKS one)."""
+    proxy = routes.proxy_for(url)
     return None if proxy is None else proxy.url
-
-
-def fixed_routes() -> ProxyRoutes:
-    """The routes `fix_routes` fixed; flowproof's own environment when nothing fixed them."""
-    return _FIXED[-1] if _FIXED else fix_routes(ProxyRoutes.from_environ(os.environ))
-
-
-def fix_routes(routes: ProxyRoutes) -> ProxyRoutes:
-    """Fix the proxy choice for every upstream call that follows: called as record starts,
-    with the routes read from the environment the flow was opened with, so nothing that
-    changes the environment later can move where record's connections go."""
-    _FIXED[:] = [routes]
-    return routes
-
-
-_FIXED: list[ProxyRoutes] = []
