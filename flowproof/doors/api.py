@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from flowproof.engine.outcome import Mode
 from flowproof.guards.redaction import REDACT
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.runrecord.model import (
+    DifferenceRecord,
     DivergenceRecord,
     FlowRecord,
     RunRecord,
@@ -58,132 +59,90 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class StepVerdict:
-    """The verdict of one assertion step (or of the flow-level `strict: true` check)."""
+StepVerdict = StepRecord
+"""The verdict of one assertion step (or of the flow-level `strict: true` check): the run
+record's own step, read by the names `name`, `kind`, `passed`, `verdict`, `message`,
+`observed`, `number`, `line` and `turn`."""
 
-    name: str
-    """The assertion as the spec line reads (`assert_tool_call create_booking where
-    flight.id equals KQ311`)."""
-    kind: str
-    """The step key (`assert_tool_call`, `assert_reply`, ...), or `strict`."""
-    passed: bool | None
-    """None when the step was not evaluated (the flow failed at the boundary first)."""
-    message: str
-    """The whole failure sentence; empty unless the step failed."""
-    observed: str = ""
-    """What the trajectory held instead; empty when it passed or was not evaluated."""
-    number: int | None = None
-    """1-based position in `steps:` (prompt steps count); None for the strict check."""
-    line: int | None = None
-    """The spec line the step is written on."""
-    turn: int | None = None
-    """The user turn of a `conversation:` whose trajectory the step judged (1-based); None for
-    a step that judged the whole flow."""
+Divergence = DivergenceRecord
+"""The first request no recorded entry served: the run record's own divergence, read by the
+names `lane`, `request`, `turn`, `fields`, `more_fields`, `envelope`, `reason`, `headline` and
+`message`."""
 
-    @property
-    def verdict(self) -> str:
-        """pass | fail | not evaluated."""
-        return "not evaluated" if self.passed is None else ("pass" if self.passed else "fail")
-
-    @classmethod
-    def from_record(cls, step: StepRecord) -> StepVerdict:
-        return cls(
-            name=step.expected,
-            kind=step.kind,
-            passed=step.passed,
-            message=step.message,
-            observed=step.observed,
-            number=step.step,
-            line=step.line,
-            turn=step.turn,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class FieldDifference:
-    """One field at which the replayed request differs from the recorded one."""
-
-    path: str
-    """Where (`messages[3].tool_calls[0].function.arguments: flight.id`)."""
-    recorded: str
-    """The recorded value as the message shows it (`(absent)` when the field is new)."""
-    replayed: str
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Divergence:
-    """The first request no recorded entry served: which, compared with what, and how."""
-
-    lane: str
-    """`model`, or `mcp.<server>` for a call at an MCP server."""
-    request: int
-    """1-based arrival number of the request that diverged."""
-    turn: int | None
-    """1-based number of the recorded turn (or MCP call) it was compared with; None when
-    none was left (the agent made an extra call)."""
-    fields: tuple[FieldDifference, ...]
-    """Every differing field shown, the first one first (at most ten)."""
-    more_fields: int
-    """How many more fields differ beyond `fields`."""
-    envelope: tuple[str, ...]
-    """Envelope differences (model, tools, message roles), one line each."""
-    reason: str
-    """Why there is no field to show (an extra call; equal bodies); empty otherwise."""
-    headline: str
-    message: str
-    """The whole divergence message, as `flowproof run` prints it."""
-
-    @classmethod
-    def from_record(cls, record: DivergenceRecord) -> Divergence:
-        return cls(
-            lane=record.lane,
-            request=record.index,
-            turn=record.recorded_index,
-            fields=tuple(
-                FieldDifference(d.path, d.recorded, d.replayed, d.note) for d in record.differences
-            ),
-            more_fields=record.more_differences,
-            envelope=tuple(record.envelope),
-            reason=record.reason,
-            headline=record.headline,
-            message=record.text,
-        )
+FieldDifference = DifferenceRecord
+"""One field at which the replayed request differs from the recorded one: `path`, `recorded`,
+`replayed`, `note`."""
 
 
 @dataclass(frozen=True, slots=True)
 class FlowResult:
-    """What one flow came to: the verdict, why, and where its evidence was written."""
+    """What one flow came to: its run-record entry (redacted, as written), read as the
+    verdict, why, and where its evidence was written. Every fact but the three this door adds
+    (`mode`, `run_record`, `reports`) is read from `record`, so the result cannot say other
+    than the record does."""
 
-    spec: Path
-    name: str
+    record: FlowRecord = field(repr=False)
+    """The flow's whole run-record entry (timeline, trajectory, control, ...), redacted."""
     mode: Literal["record", "replay"]
-    passed: bool
-    reasons: tuple[str, ...]
-    """Why the flow failed, most fundamental first; empty when it passed."""
-    steps: tuple[StepVerdict, ...]
-    divergence: Divergence | None
-    """None when every request was served (or the flow failed before any diverged)."""
-    turns_served: int
-    """Model turns served (replay) or recorded (record)."""
-    turns_recorded: int
-    """Model turns in the trace (replay; 0 at record)."""
-    reply: str | None
-    """The agent's final reply as the model gave it; None when there was none."""
-    warnings: tuple[str, ...]
-    trace: Path | None
-    """The trace a passing record wrote; None at replay."""
-    run_record: Path | None
+    run_record: Path | None = None
     """The run record (`report.json`) written for this flow; None with `write_record=False`."""
     reports: dict[str, Path] = field(default_factory=dict)
     """The reports asked for, by kind (`html`, `markdown`, `junit`)."""
-    record: FlowRecord | None = field(default=None, repr=False, compare=False)
-    """The flow's whole run-record entry (timeline, trajectory, control, ...), redacted."""
+
+    @property
+    def spec(self) -> Path:
+        return Path(self.record.spec)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def passed(self) -> bool:
+        return self.record.verdict == "pass"
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the flow failed, most fundamental first; empty when it passed."""
+        return tuple(self.record.reasons)
+
+    @property
+    def steps(self) -> tuple[StepVerdict, ...]:
+        return tuple(self.record.steps)
 
     @property
     def failed_steps(self) -> tuple[StepVerdict, ...]:
         return tuple(step for step in self.steps if step.passed is False)
+
+    @property
+    def divergence(self) -> Divergence | None:
+        """None when every request was served (or the flow failed before any diverged)."""
+        return self.record.divergence
+
+    @property
+    def turns_served(self) -> int:
+        """Model turns served (replay) or recorded (record)."""
+        return self.record.turns.served
+
+    @property
+    def turns_recorded(self) -> int:
+        """Model turns in the trace (replay; 0 at record)."""
+        return self.record.turns.recorded
+
+    @property
+    def reply(self) -> str | None:
+        """The agent's final reply as the model gave it; None when there was none."""
+        trajectory = self.record.trajectory
+        return trajectory.reply if trajectory else None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self.record.warnings)
+
+    @property
+    def trace(self) -> Path | None:
+        """The trace a passing record wrote; None at replay."""
+        return Path(self.record.trace) if self.record.trace else None
 
     @classmethod
     def from_record(
@@ -195,63 +154,17 @@ class FlowResult:
     ) -> FlowResult:
         """The result of a flow as a run record holds it (one written by `flowproof run`
         too: `load_run_record(path).flows`)."""
-        return cls(
-            spec=Path(flow.spec),
-            name=flow.name,
-            mode=mode,
-            passed=flow.verdict == "pass",
-            reasons=tuple(flow.reasons),
-            steps=tuple(StepVerdict.from_record(step) for step in flow.steps),
-            divergence=Divergence.from_record(flow.divergence) if flow.divergence else None,
-            turns_served=flow.turns.served,
-            turns_recorded=flow.turns.recorded,
-            reply=flow.trajectory.reply if flow.trajectory else None,
-            warnings=tuple(flow.warnings),
-            trace=Path(flow.trace) if flow.trace else None,
-            run_record=run_record,
-            reports=dict(reports or {}),
-            record=flow,
-        )
+        return cls(flow, mode, run_record, dict(reports or {}))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: paths as strings, the trajectory included (what `flowproof mcp`
-        returns for a flow)."""
-        trajectory = self.record.trajectory if self.record is not None else None
+        """JSON-ready: the flow's run-record entry as `report.json` holds it, with the mode and
+        the paths of the run record and the reports (what `flowproof mcp` returns for a flow)."""
         return {
-            "spec": str(self.spec),
-            "name": self.name,
             "mode": self.mode,
-            "passed": self.passed,
-            "reasons": list(self.reasons),
-            "steps": [{**asdict(step), "verdict": step.verdict} for step in self.steps],
-            "divergence": _divergence_dict(self.divergence),
-            "turns": {"served": self.turns_served, "recorded": self.turns_recorded},
-            "reply": self.reply,
-            "trajectory": trajectory.model_dump(mode="json") if trajectory else None,
-            "warnings": list(self.warnings),
-            "trace": str(self.trace) if self.trace else None,
             "run_record": str(self.run_record) if self.run_record else None,
             "reports": {kind: str(path) for kind, path in self.reports.items()},
+            **self.record.model_dump(mode="json"),
         }
-
-
-def _divergence_dict(divergence: Divergence | None) -> dict[str, Any] | None:
-    if divergence is None:
-        return None
-    return {
-        "lane": divergence.lane,
-        "request": divergence.request,
-        "turn": divergence.turn,
-        "fields": [
-            {"path": f.path, "recorded": f.recorded, "replayed": f.replayed, "note": f.note}
-            for f in divergence.fields
-        ],
-        "more_fields": divergence.more_fields,
-        "envelope": list(divergence.envelope),
-        "reason": divergence.reason,
-        "headline": divergence.headline,
-        "message": divergence.message,
-    }
 
 
 class Flow:

@@ -17,10 +17,11 @@ from flowproof.mcp_server import tools
 INSTRUCTIONS = (
     "flowproof tests AI agents by recording their model traffic once and replaying it. "
     "run_specs replays specs (YAML files with `app: agent`) against their committed traces "
-    "and says per flow whether it passed, which steps failed and where the agent's requests "
-    "diverged from the recording. record_spec re-records a spec against the real model (an "
-    "upstream and key must be set in this server's environment). Failures are returned as "
-    "data (`passed: false`, or an `error` object), never as tool errors."
+    "and answers with the run record `flowproof run --json` prints: per flow its verdict, "
+    "which steps failed and where the agent's requests diverged from the recording. "
+    "record_spec re-records a spec against the real model (an upstream and key must be set "
+    'in this server\'s environment). Failures are returned as data (`verdict: "fail"`, a '
+    "non-zero `exit_code`, or an `error` object), never as tool errors."
 )
 
 
@@ -38,9 +39,11 @@ def build_server() -> MCPServer[Any]:
     @server.tool()
     async def run_specs(paths: list[str] | None = None) -> dict[str, Any]:
         """Replay the specs under `paths` (default: specs/) against their traces, as
-        `flowproof run` does. Per flow: passed, reasons, each step's verdict, the divergence
-        (request, recorded turn, differing fields), the trajectory and the run record's path.
-        Specs that cannot run are listed under `errors`."""
+        `flowproof run` does, and answer with the run record it writes (the document
+        `flowproof run --json` prints, docs/schemas/run-record.schema.json) and its path.
+        `exit_code`: 0 passed, 1 a flow failed, 2 a spec could not run. Per flow: verdict,
+        reasons, each step's verdict, the divergence (index, recorded_index, differences),
+        the trajectory and the timeline. Specs that cannot run are listed under `errors`."""
         return await tools.run_specs(paths or ["specs"])
 
     @server.tool()
@@ -49,7 +52,8 @@ def build_server() -> MCPServer[Any]:
         trace when the flow passes. Needs FLOWPROOF_AGENT_UPSTREAM (or a provider's base URL
         variable) and a key in this server's environment; without them it refuses and says
         what to set. `keep_matching`: serve the requests that still match the old trace from
-        it and forward only the rest."""
+        it and forward only the rest. `flow`: the flow's run-record entry, with the run
+        record's path."""
         return await tools.record_spec(path, keep_matching)
 
     @server.tool()

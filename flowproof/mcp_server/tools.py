@@ -3,12 +3,15 @@
 They know nothing of the MCP SDK (server.py registers them), so they are the same whichever
 client calls. Every answer is data: a failed flow, a spec that cannot run, a trace that cannot
 be read or a record that is not set up come back as a result with an `error` (or a flow with
-`passed: false`), never as a protocol error, so the calling agent can read what to fix.
+`verdict: "fail"`), never as a protocol error, so the calling agent can read what to fix.
 
-Flows run in this process through the Python API (flowproof/doors/api.py), one at a time (a lock:
-flows may need a fixed port, and a coding agent may call tools concurrently); each starts its
-agent as a subprocess, as `flowproof run` does. Every answer passes through the redactor
-before it leaves: no record key or declared secret reaches the client.
+A flow's answer is its run record, the document `flowproof run --json` prints: `run_specs`
+answers with the run record of the specs it ran, `record_spec` with the flow's entry in it.
+Flows run in this process through the same front door as `flowproof run` (engine/front.py), one
+at a time (a lock: flows may need a fixed port, and a coding agent may call tools
+concurrently); each starts its agent as a subprocess, as `flowproof run` does. Every answer
+passes through the redactor before it leaves: no record key or declared secret reaches the
+client.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from functools import wraps
 from typing import Any
 
@@ -85,22 +89,30 @@ async def list_specs(paths: Sequence[str] = ("specs",)) -> Result:
 
 @as_data
 async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
-    from flowproof.doors.api import Flow, find_specs
+    """The specs replayed as `flowproof run PATHS` replays them, into one run record: the
+    answer is that record as written (what `flowproof run --json` prints), with its path.
+    Its `exit_code` is the one `flowproof run` would give the same specs."""
+    from flowproof.doors.api import find_specs
+    from flowproof.engine.front import RunOptions, run_spec
+    from flowproof.engine.outcome import ConfigProblem, Mode, Summary
+    from flowproof.engine.runrecord import run_record
+    from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 
-    flows: list[Result] = []
-    errors: list[Result] = []
+    begun = datetime.now(UTC)
+    summary, records = Summary(), []
     for path in find_specs(paths):
         try:
             async with _FLOWS:
-                result = await Flow(path).run_async()
+                run = await run_spec(path, RunOptions(Mode.REPLAY))
         except FlowproofError as exc:
-            errors.append({"spec": str(path), **problem(exc)["error"]})
+            summary.errors.append(ConfigProblem.from_error(exc, path))
             continue
-        flows.append(result.to_dict())
-    passed = not errors and all(flow["passed"] for flow in flows)
-    # The exit code `flowproof run` would give the same specs: 2 when one could not run.
-    code = 2 if errors else (0 if passed else 1)
-    return {"passed": passed, "exit_code": code, "flows": flows, "errors": errors}
+        summary.flows.append(run.outcome)
+        records.append(run.record)
+    mode = Mode.REPLAY.value
+    record = run_record(new_run_id(begun), mode, begun, summary.exit_code, records, summary.errors)
+    written = write_run_record(record, runs_dir(None, os.environ), REDACT)
+    return {"run_record": str(written), **load_run_record(written).model_dump(mode="json")}
 
 
 def record_not_set_up(environ: Mapping[str, str]) -> str | None:

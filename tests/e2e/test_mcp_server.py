@@ -5,6 +5,7 @@ refuses to record without an upstream, naming what to set and never the key."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -86,31 +87,39 @@ def test_it_lists_its_tools_and_runs_specs_returning_pass_and_divergence_as_data
         assert specs["specs"][0]["name"] == "Booking assistant books a flight"
 
         passing = await call("run_specs", {"paths": ["specs/booking.yaml"]})
-        assert passing["passed"] is True and passing["exit_code"] == 0
+        assert passing["exit_code"] == 0 and passing["mode"] == "replay"
         (flow,) = passing["flows"]
-        assert flow["passed"] is True and flow["divergence"] is None
-        assert flow["reply"] == "Your flight KQ311 to Nairobi is booked: B-1042."
-        assert (project / flow["run_record"]).is_file()
+        assert flow["verdict"] == "pass" and flow["divergence"] is None
+        assert flow["trajectory"]["reply"] == "Your flight KQ311 to Nairobi is booked: B-1042."
+        assert answered_as_written(project, passing)
 
         failing = await call("run_specs", {"paths": ["specs"]})
-        assert failing["passed"] is False and failing["exit_code"] == 1
-        verdicts = {f["spec"]: f["passed"] for f in failing["flows"]}
-        assert verdicts == {"specs/booking.yaml": True, "specs/regressed.yaml": False}
+        assert failing["exit_code"] == 1
+        verdicts = {f["spec"]: f["verdict"] for f in failing["flows"]}
+        assert verdicts == {"specs/booking.yaml": "pass", "specs/regressed.yaml": "fail"}
         divergence = failing["flows"][1]["divergence"]
-        assert (divergence["request"], divergence["turn"]) == (3, 3)
-        assert divergence["fields"][0]["path"].endswith("flight.id")
-        assert divergence["fields"][0]["replayed"] == '"KQ999"'
+        assert (divergence["index"], divergence["recorded_index"]) == (3, 3)
+        assert divergence["differences"][0]["path"].endswith("flight.id")
+        assert divergence["differences"][0]["replayed"] == '"KQ999"'
+        assert answered_as_written(project, failing)
 
         broken = await call("run_specs", {"paths": ["broken"]})
-        assert broken["passed"] is False and broken["exit_code"] == 2 and broken["flows"] == []
+        assert broken["exit_code"] == 2 and broken["flows"] == []
         (problem,) = broken["errors"]
-        assert problem["kind"] == "SpecError" and problem["spec"] == "broken/bad.yaml"
+        assert problem["spec"] == "broken/bad.yaml" and "agent" in problem["message"]
+        assert answered_as_written(project, broken)
 
         missing = await call("run_specs", {"paths": ["nowhere"]})
         assert missing["error"]["kind"] == "ConfigError"
         assert "nowhere: no such file or directory" in missing["error"]["message"]
 
     session(project, server_env(), body)
+
+
+def answered_as_written(project: Path, answer: dict[str, Any]) -> bool:
+    """The tool's answer is the run record it wrote, as `report.json` holds it, and its path."""
+    written = json.loads((project / answer["run_record"]).read_text(encoding="utf-8"))
+    return {key: value for key, value in answer.items() if key != "run_record"} == written
 
 
 def test_it_shows_a_trajectory_and_diffs_traces(project: Path) -> None:
@@ -213,11 +222,16 @@ def test_record_with_an_upstream_writes_the_trace_and_answers_without_the_key(
     async def body(call: Call, client: ClientSession) -> None:
         recorded = await call("record_spec", {"path": "specs/booking.yaml"})
         assert recorded["recorded"] is True, recorded
-        assert recorded["flow"]["mode"] == "record" and recorded["flow"]["passed"] is True
-        assert recorded["flow"]["trace"] == "specs/booking.trace.json"
+        flow = recorded["flow"]
+        assert flow["mode"] == "record" and flow["verdict"] == "pass"
+        assert flow["trace"] == "specs/booking.trace.json"
         assert KEY not in str(recorded)
+        written = json.loads((tmp_path / flow["run_record"]).read_text(encoding="utf-8"))
+        assert written["mode"] == "record" and written["flows"] == [
+            {k: v for k, v in flow.items() if k not in ("mode", "run_record", "reports")}
+        ]
         replayed = await call("run_specs", {})
-        assert replayed["passed"] is True
+        assert replayed["exit_code"] == 0 and answered_as_written(tmp_path, replayed)
 
     session(tmp_path, env, body)
     assert len(upstream.received) == 3  # recorded once; the replay asked the upstream nothing

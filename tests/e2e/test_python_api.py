@@ -59,8 +59,17 @@ def test_a_replay_that_matches_passes_with_every_step_and_its_run_record(project
     html = result.reports["html"]
     assert html.is_file() and "Booking assistant books a flight" in html.read_text()
     as_json = json.loads(json.dumps(result.to_dict()))  # JSON-ready all the way down
-    assert as_json["passed"] is True and as_json["steps"][1]["verdict"] == "pass"
+    assert as_json["verdict"] == "pass" and as_json["steps"][1]["passed"] is True
     assert as_json["trajectory"]["tool_calls"][1]["name"] == "create_booking"
+    # The result is a view of the flow's entry in the run record, not a copy shaped anew.
+    (entry,) = written["flows"]
+    assert as_json == {
+        "mode": "replay",
+        "run_record": str(result.run_record),
+        "reports": {"html": str(html)},
+        **entry,
+    }
+    assert result.record.model_dump(mode="json") == entry
 
 
 def test_a_changed_agent_diverges_and_the_divergence_is_a_value(project: Path) -> None:
@@ -78,7 +87,7 @@ def test_a_changed_agent_diverges_and_the_divergence_is_a_value(project: Path) -
     assert (first.recorded, first.replayed) == ('"KQ311"', '"KQ999"')
     assert "request 3 matches no recorded turn" in divergence.message
     assert any("request 3 matches no recorded turn" in reason for reason in result.reasons)
-    assert result.to_dict()["divergence"]["fields"][0]["replayed"] == '"KQ999"'
+    assert result.to_dict()["divergence"]["differences"][0]["replayed"] == '"KQ999"'
     assert sorted((project / ".flowproof" / "runs").glob("*/report.json")) == records_before
 
 
@@ -101,7 +110,9 @@ def test_a_failed_step_is_a_verdict_with_its_line_and_message(project: Path) -> 
     assert failed.line == 13  # the spec's line of that step
     assert "KQ999" in failed.message and "KQ311" in failed.observed
     assert result.run_record is not None
-    assert json.loads(result.run_record.read_text())["exit_code"] == 1
+    written = json.loads(result.run_record.read_text())
+    assert written["exit_code"] == 1
+    assert written["flows"] == [result.record.model_dump(mode="json")]
     assert 'failures="1"' in result.reports["junit"].read_text()
 
 
