@@ -151,7 +151,10 @@ def verify_flow(spec: Path, environ: Mapping[str, str], started_in: Path) -> Ver
     loaded = load_spec(spec)
     suite = find_suite(spec, started_in)
     recorded_env = measure(loaded, suite, environ, now)
-    project = started_in if spec.resolve().is_relative_to(started_in.resolve()) else spec.parent
+    # Where the spec lies, its folders resolved but not the spec itself: a spec that is a
+    # symbolic link has its trace beside the link (trace/store.py), where record wrote it.
+    located = spec.parent.resolve() / spec.name
+    project = started_in if located.is_relative_to(started_in.resolve()) else spec.parent
     when = tomorrow(now)
     found = Verification(
         spec,
@@ -163,7 +166,7 @@ def verify_flow(spec: Path, environ: Mapping[str, str], started_in: Path) -> Ver
         root = Path(scratch)
         copy = root / "checkout" / project.resolve().name
         shutil.copytree(project, copy, symlinks=True, ignore=_left_out)
-        copied_spec = copy / spec.resolve().relative_to(project.resolve())
+        copied_spec = copy / located.relative_to(project.resolve())
         env = _replay_environ(environ, root, when)
         moved = _moved(recorded_env, copied_spec, env)
         keys = record_keys(environ)

@@ -10,11 +10,16 @@ whose output differs between runs is named with its `result:` remedy.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
 
-from tests.conftest import agent_command, flowproof
-from tests.e2e.booking import BOOKING_SCRIPT, KEY, write_spec
+import pytest
+
+from flowproof.engine.verify import verify_flow
+from tests.conftest import ROOT, agent_command, flowproof
+from tests.e2e.booking import BOOKING_SCRIPT, KEY, record, write_spec
 from tests.e2e.test_fidelity import (
     coding_spec,
     make_project,
@@ -135,3 +140,58 @@ def test_verify_reports_a_moved_working_directory_unless_it_is_normalised_alread
         return
     assert "  the working directory moved: request 1 at messages[0].content" in output, output
     assert "  normalize: [home, date, cwd]" in output, output
+
+
+def test_a_spec_linked_by_absolute_path_is_verified_against_its_trace_and_left_unchanged(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """specs/notes.yaml is a symbolic link to the project's flows/notes.yaml, by absolute path.
+    Verify replays the trace record wrote beside the link, and declares the date in its copy by
+    replacing the copied link: never by writing through it into the project's spec."""
+    project = make_project(tmp_path)
+    linked = coding_spec(project, normalize="[cwd, home]")
+    (project / "flows").mkdir()
+    real = project / "flows" / "notes.yaml"
+    linked.rename(real)
+    linked.symlink_to(real.resolve())
+    written = real.read_text()
+    code, output = record_verify(project, upstream, tmp_path / "home-a")
+    assert code == 1, output
+    assert "the date changed: request 1 at messages[0].content" in output
+    assert "not answered by a declaration" not in output
+    assert "normalize: [cwd, home, date]" in output
+    assert linked.is_symlink() and real.read_text() == written
+    assert (project / "specs" / "notes.trace.json").is_file()
+    assert not (project / "flows" / "notes.trace.json").exists()
+
+
+def test_verify_reads_a_trace_of_the_first_format_migrated_and_rewrites_it_through_the_store(
+    tmp_path: Path, upstream: ScriptedUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`record --verify` replays the trace it has just written; this drives the same
+    verification (engine/verify.py, whose replays are the real engine in a copy) on a trace
+    kept in format 1 (model turns under `turns`). Its date is answered by a `normalize:` entry,
+    so the copied trace is read migrated, rewritten with placeholders, and replayed again."""
+    project = make_project(tmp_path)
+    spec = coding_spec(project, normalize="[cwd, home]")
+    upstream.script = [read_the_notes, REPLY]
+    recorded = record(project, upstream, HOME=str(tmp_path / "home-a"), TZ="UTC")
+    assert recorded.code == 0, recorded.output
+    upstream.stop()
+    trace = project / "specs" / "notes.trace.json"
+    current = json.loads(trace.read_text())
+    turns = [
+        {key: turn[key] for key in ("dialect", "request", "response")}
+        for turn in current["lanes"]["model"]
+    ]
+    first_format = {"format_version": 1, "flowproof_version": "0.1.0", "turns": turns}
+    trace.write_text(json.dumps(first_format, indent=2))
+
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path / "home-a")}
+    monkeypatch.chdir(project)  # where `flowproof record` is started
+    found = verify_flow(spec.relative_to(project), environ, Path.cwd())
+    lines = "\n".join(found.render())
+    assert [finding.label for finding in found.findings] == ["the date changed"], lines
+    assert found.unexplained == "" and found.tools == [], lines
+    assert "  normalize: [cwd, home, date]" in lines
+    assert json.loads(trace.read_text()) == first_format  # the project's own file is as it was
