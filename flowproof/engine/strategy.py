@@ -211,7 +211,7 @@ class Record:
     """Seconds one upstream answer may take, whole."""
 
     def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
-        return RecordSide(environ, server_environ, self.upstream.routes)
+        return RecordSide(environ, server_environ, self.upstream.reach)
 
     def cannot_start(self) -> str | None:
         return None
@@ -302,16 +302,15 @@ def strategy_for(
     if mode is Mode.REPLAY:
         previous = _existing(trace_path, credentials)
         return Replay(trace_path, loaded.path, previous, user_turns=len(loaded.conversation))
-    from flowproof.outbound.trust import upstream_context  # record only: replay has no client
-    from flowproof.proxy.forward import Upstream
+    from flowproof.proxy.forward import Upstream  # record only: replay has no client
 
-    upstream_context(context.environ)  # a wrong SSL_CERT_FILE is a setting to fix, before any agent
+    # A wrong SSL_CERT_FILE, or a proxy record cannot use, is a setting to fix before any agent.
+    upstream = Upstream.from_environ(context.environ)
     try:
         previous = _existing(trace_path, credentials)
     except TraceError:
         previous = None  # a record may replace an unreadable trace; it only counts as absent
-    upstream = Upstream.from_environ(context.environ)
-    upstream.routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
+    upstream.reach.routes.check([*upstream.configured_urls(), *_mcp_urls(context)])
     return Record(
         trace_path,
         upstream,

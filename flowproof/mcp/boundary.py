@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # loaded when a flow declares a server: most flows have no `m
     from flowproof.mcp.http import HttpStandIn
     from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
     from flowproof.mcp.stdio import RecordRelays, ReplayRelays, StdioStandIns
-    from flowproof.outbound.route import ProxyRoutes
+    from flowproof.outbound.reach import Reach
 
 SERVER_VARIABLE = "FLOWPROOF_MCP_SERVER_"
 URL_VARIABLE = "FLOWPROOF_MCP_URL_"
@@ -145,12 +145,12 @@ class ReplaySide:
 class RecordSide:
     """The tool boundary at record: each real server started or dialed, its lane filled.
     `${VAR}` in a `command:`/`url:` is resolved from `environ`; a stdio server's process is
-    given `server_environ`; a real HTTP server is dialed through `routes`, the flow's proxy
-    variables as record started."""
+    given `server_environ`; a real HTTP server is reached as `reach` says (the flow's proxy
+    and trust settings, read as record started)."""
 
     environ: Mapping[str, str]
     server_environ: Mapping[str, str]
-    routes: ProxyRoutes
+    reach: Reach
 
     def servers(
         self, specs: Sequence[McpServerSpec], traffic: Traffic
@@ -175,7 +175,7 @@ class RecordSide:
 
         (server,) = self.servers([spec], traffic).values()
         url = resolve(spec.url or "", self.environ)
-        return HttpStandIn.recording(server, url, self.routes, spec.port or 0)
+        return HttpStandIn.recording(server, url, self.reach, spec.port or 0)
 
     def undeclared(self, specs: Sequence[McpServerSpec]) -> tuple[str, ...]:
         return ()

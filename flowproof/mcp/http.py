@@ -46,7 +46,7 @@ from flowproof.mcp.server import RecordingServer, ReplayingServer, ToolServer
 
 if TYPE_CHECKING:
     from flowproof.mcp.upstream import HttpUpstream
-    from flowproof.outbound.route import ProxyRoutes
+    from flowproof.outbound.reach import Reach
 
 LOOPBACK = "127.0.0.1"
 ENDPOINT = "/mcp"
@@ -106,12 +106,12 @@ class HttpStandIn:
 
     @classmethod
     def recording(
-        cls, server: RecordingServer, upstream_url: str, routes: ProxyRoutes, port: int = 0
+        cls, server: RecordingServer, upstream_url: str, reach: Reach, port: int = 0
     ) -> HttpStandIn:
         def exchange(stream: AgentStream) -> HttpExchange:
             from flowproof.mcp.upstream import HttpUpstream  # record only: replay has no client
 
-            return RecordExchange(server, stream, HttpUpstream(upstream_url, routes))
+            return RecordExchange(server, stream, HttpUpstream(upstream_url, reach))
 
         return cls(server, exchange, port)
 

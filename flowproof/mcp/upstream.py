@@ -18,8 +18,8 @@ import aiohttp
 
 from flowproof.guards.spellings import clip
 from flowproof.outbound.proxy_failure import proxy_failure
+from flowproof.outbound.reach import Reach
 from flowproof.outbound.route import ProxyRoutes
-from flowproof.outbound.session import open_session, proxy_for
 from flowproof.outbound.trust import untrusted_certificate
 
 FORWARDED = (
@@ -65,12 +65,12 @@ class Unreachable(Exception):
 
 
 class HttpUpstream:
-    def __init__(self, url: str, routes: ProxyRoutes) -> None:
-        """`routes`: the flow's proxy variables, read as record started."""
+    def __init__(self, url: str, reach: Reach) -> None:
+        """`reach`: how the flow's record reaches the outside, read as it started."""
         self.url = url
-        self._routes = routes
-        self._session = open_session(aiohttp.ClientTimeout(total=None, sock_connect=30))
-        self._proxy = proxy_for(routes, url)
+        self._routes = reach.routes
+        self._session = reach.open_session(aiohttp.ClientTimeout(total=None, sock_connect=30))
+        self._proxy = reach.proxy_for(url)
 
     async def close(self) -> None:
         await self._session.close()

@@ -53,11 +53,11 @@ _REMEDY = (
 )
 
 
-def upstream_context(environ: Mapping[str, str] | None = None) -> ssl.SSLContext:
-    """The TLS context of every upstream connection record opens. Raises ConfigError when
-    SSL_CERT_FILE or SSL_CERT_DIR names something that is not there or holds no certificate."""
-    source = os.environ if environ is None else environ
-    return _context(source.get(CERT_FILE_VARIABLE) or "", source.get(CERT_DIR_VARIABLE) or "")
+def upstream_context(environ: Mapping[str, str]) -> ssl.SSLContext:
+    """The TLS context of every upstream connection record opens, by the flow's `environ`.
+    Raises ConfigError when SSL_CERT_FILE or SSL_CERT_DIR names something that is not there or
+    holds no certificate."""
+    return _context(environ.get(CERT_FILE_VARIABLE) or "", environ.get(CERT_DIR_VARIABLE) or "")
 
 
 @cache

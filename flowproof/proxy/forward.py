@@ -32,9 +32,9 @@ from flowproof.guards.redaction import RECORD_KEY_VARIABLES, SHARED_KEY_VARIABLE
 from flowproof.guards.spellings import clip
 from flowproof.live.traffic import NO_RETRY, Answer, Traffic
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.outbound.route import ProxyRoutes
+from flowproof.outbound.reach import Reach
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
-from flowproof.proxy.app import ModelCall
+from flowproof.proxy.backend import ModelCall
 from flowproof.proxy.wire import (
     ACCEPTED_ENCODINGS,
     KEY_REFUSED,
@@ -100,9 +100,9 @@ class Upstream:
     keys: Mapping[str, str] = field(default_factory=dict)
     """Every record key variable that was set, by name, for the dialects with a list of
     their own (`Dialect.key_variables`)."""
-    routes: ProxyRoutes = field(default_factory=ProxyRoutes)
-    """The proxy variables as they were at start: which proxy each upstream call goes through
-    (nothing that changes the environment later moves where record's connections go)."""
+    reach: Reach = field(default_factory=Reach)
+    """The proxy each upstream call goes through and the certificates trusted, as the
+    environment said at start."""
 
     def __repr__(self) -> str:  # keep the key out of any log or traceback
         return f"Upstream(override={self.override!r}, key={'***' if self.key else None})"
@@ -112,8 +112,8 @@ class Upstream:
         bases = {name: environ[name] for name in BASE_VARIABLES if environ.get(name)}
         keys = {name: environ[name] for name in RECORD_KEY_VARIABLES if environ.get(name)}
         key = next((keys[name] for name in SHARED_KEY_VARIABLES if name in keys), None)
-        routes = ProxyRoutes.from_environ(environ)
-        return cls(environ.get(OVERRIDE_VARIABLE) or None, bases, key, keys, routes)
+        reach = Reach.from_environ(environ)
+        return cls(environ.get(OVERRIDE_VARIABLE) or None, bases, key, keys, reach)
 
     def configured_urls(self) -> tuple[str, ...]:
         """Where record is set up to forward, checked before it starts: the override, else
@@ -327,7 +327,9 @@ class ForwardBackend:
 
         at = place.render()
         if not isinstance(exc, TimeoutError):
-            refused = untrusted_certificate(exc) or proxy_failure(url, exc, self.upstream.routes)
+            refused = untrusted_certificate(exc) or proxy_failure(
+                url, exc, self.upstream.reach.routes
+            )
             if refused is not None:
                 return 502, refused
         if _connection_refused(exc):
@@ -378,10 +380,8 @@ class ForwardBackend:
     async def _send(self, method: str, url: str, request: Any, headers: dict[str, str]) -> _Reply:
         import aiohttp
 
-        from flowproof.outbound.session import open_session, proxy_for
-
         if self._session is None:
-            self._session = open_session()
+            self._session = self.upstream.reach.open_session()
         body = json.dumps(request, ensure_ascii=False).encode()
         # The whole answer, headers to last byte, within the timeout: record asks for one
         # complete answer, so an upstream that never finishes is caught however it stalls.
@@ -394,7 +394,7 @@ class ForwardBackend:
             data=body,
             headers=headers,
             allow_redirects=False,
-            proxy=proxy_for(self.upstream.routes, url),
+            proxy=self.upstream.reach.proxy_for(url),
             timeout=timeout,
         ) as reply:
             # aiohttp decodes a gzip or deflate body as it reads it: the trace keeps it plain.

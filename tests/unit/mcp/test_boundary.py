@@ -5,7 +5,7 @@ from __future__ import annotations
 from flowproof.live.traffic import Traffic
 from flowproof.mcp.boundary import RecordSide, ReplaySide
 from flowproof.mcp.server import RecordingServer, ReplayingServer
-from flowproof.outbound.route import ProxyRoutes
+from flowproof.outbound.reach import Reach
 from flowproof.spec.model import McpServerSpec
 
 SPECS = [McpServerSpec(name="fs", command="fs-server")]
@@ -13,7 +13,7 @@ SPECS = [McpServerSpec(name="fs", command="fs-server")]
 
 def test_replay_serves_recorded_lanes_and_record_fills_them() -> None:
     replaying = ReplaySide.nothing_recorded().servers(SPECS, Traffic())
-    recording = RecordSide({}, {}, ProxyRoutes()).servers(SPECS, Traffic())
+    recording = RecordSide({}, {}, Reach()).servers(SPECS, Traffic())
     assert isinstance(replaying["fs"], ReplayingServer)
     assert isinstance(recording["fs"], RecordingServer)
 

@@ -13,7 +13,7 @@ from flowproof.live.traffic import Traffic
 from flowproof.mcp.http import HttpStandIn
 from flowproof.mcp.lane import Call, Notice
 from flowproof.mcp.server import RecordingServer, ReplayingServer
-from flowproof.outbound.route import ProxyRoutes
+from flowproof.outbound.reach import Reach
 
 INITIALIZE = {"method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 LIST = {"method": "tools/list"}
@@ -160,7 +160,7 @@ def test_at_record_auth_and_session_pass_through_and_an_sse_answer_becomes_one_j
         server = RecordingServer("fs", traffic, {})
         try:
             async with HttpStandIn.recording(
-                server, f"http://127.0.0.1:{port}/mcp", ProxyRoutes()
+                server, f"http://127.0.0.1:{port}/mcp", Reach()
             ).serving() as stand_in:
                 async with aiohttp.ClientSession() as client:
                     headers = {**HEADERS, "Authorization": "Bearer sk-mcp-9", "Mcp-Session-Id": "s"}
