@@ -20,7 +20,7 @@ from functools import cache
 from flowproof.containment.findings import CONTAINED, not_contained
 from flowproof.containment.seccomp import PROBE, TRAMPOLINE
 from flowproof.host.engine_argv import engine_argv
-from flowproof.host.environ import host_environ
+from flowproof.host.environ import host_environ, own_environ
 
 PROBE_SECONDS = 60.0
 
@@ -55,7 +55,7 @@ def capability() -> Capability:
             [*engine_argv(), TRAMPOLINE, PROBE, "1"],
             # The probe runs once per process (cached) and is shared by every flow and by
             # doctor, so it asks about flowproof's own environment, not one flow's snapshot.
-            env=host_environ(os.environ),
+            env=host_environ(own_environ()),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=PROBE_SECONDS,

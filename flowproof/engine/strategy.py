@@ -7,7 +7,6 @@ how many model turns the flow is expected to serve, and what it does once the fl
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -104,6 +103,8 @@ class Replay:
     mode: Mode = Mode.REPLAY
     user_turns: int = 0
     """The user turns of the flow's `conversation:`; 0 for a single-turn flow."""
+    counts_exact: bool = False
+    """FLOWPROOF_DEBUG_REPLAY was set: say how many turns were served by their bytes."""
 
     def tool_side(self, environ: Mapping[str, str], server_environ: Mapping[str, str]) -> ToolSide:
         if self.previous is None:
@@ -145,7 +146,7 @@ class Replay:
         finally:
             if conversation is not None:
                 _check_shape(self.previous, traffic)
-            if os.environ.get(DEBUG_REPLAY_VARIABLE):
+            if self.counts_exact:
                 traffic.notes.append(
                     f"byte-exact replay: {backend.served_exact} of {matcher.served} turns "
                     "served by their bytes, the rest read and matched"
@@ -301,7 +302,13 @@ def strategy_for(
     trace_path = trace_path_for(loaded.path)
     if mode is Mode.REPLAY:
         previous = _existing(trace_path, credentials)
-        return Replay(trace_path, loaded.path, previous, user_turns=len(loaded.conversation))
+        return Replay(
+            trace_path,
+            loaded.path,
+            previous,
+            user_turns=len(loaded.conversation),
+            counts_exact=bool(context.environ.get(DEBUG_REPLAY_VARIABLE)),
+        )
     from flowproof.proxy.forward import Upstream  # record only: replay has no client
 
     # A wrong SSL_CERT_FILE, or a proxy record cannot use, is a setting to fix before any agent.

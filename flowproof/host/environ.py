@@ -8,15 +8,26 @@ the release's oldest glibc, instead of the system's (`GLIBCXX_... not found`), a
 agent that is itself a PyInstaller program. Every process flowproof starts gets
 `host_environ(...)` instead. From source nothing is changed: there the user's LD_LIBRARY_PATH is
 the user's.
+
+This module is also the one place below the command line that reads flowproof's own
+environment (`own_environ`): every flow takes a snapshot of it as it opens (engine/front.py),
+and everything after reads the snapshot, so nothing that changes `os.environ` mid-run moves
+what a flow sees.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 
 LOADER_PATHS = ("LD_LIBRARY_PATH", "LIBPATH", "DYLD_LIBRARY_PATH")
 """The dynamic-loader search paths a PyInstaller bootloader may set (Linux, AIX, macOS)."""
+
+
+def own_environ() -> dict[str, str]:
+    """flowproof's own environment, as it is now: a copy."""
+    return dict(os.environ)
 
 
 def host_environ(environ: Mapping[str, str]) -> dict[str, str]:
