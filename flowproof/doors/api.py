@@ -136,6 +136,12 @@ class FlowResult:
         return trajectory.reply if trajectory else None
 
     @property
+    def trajectory(self) -> TrajectoryRecord | None:
+        """What the flow did as the assertions saw it: the tool calls the model asked for, the
+        calls executed at MCP servers, the reply; None when the flow never ran."""
+        return self.record.trajectory
+
+    @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(self.record.warnings)
 
@@ -231,7 +237,7 @@ class Flow:
     ) -> FlowResult:
         reports = self._reports(html, markdown, junit)
         options = RunOptions(Mode.REPLAY, runs_root=self.runs_dir)
-        return self._result(await run_spec(self.spec, options), reports)
+        return flow_result(await run_spec(self.spec, options), self.write_record, reports)
 
     async def record_async(
         self,
@@ -249,7 +255,7 @@ class Flow:
             runs_root=self.runs_dir,
             upstream_timeout=upstream_timeout,
         )
-        return self._result(await run_spec(self.spec, options), reports)
+        return flow_result(await run_spec(self.spec, options), self.write_record, reports)
 
     def _reports(
         self, html: str | Path | None, markdown: str | Path | None, junit: str | Path | None
@@ -261,15 +267,21 @@ class Flow:
             raise ValueError("reports are rendered from the run record: keep write_record=True")
         return reports
 
-    def _result(self, run: FlowRun, reports: dict[str, Path]) -> FlowResult:
-        record = _redacted(single_run_record(run))
-        path = write_run_record(record, run.opened.runs_root, REDACT) if self.write_record else None
-        if reports:
-            from flowproof.report.render import write_reports  # only a run that asks pays
 
-            write_reports(record, **{kind: str(target) for kind, target in reports.items()})
-        (flow,) = record.flows
-        return FlowResult.from_record(flow, record.mode, path, reports)
+def flow_result(
+    run: FlowRun, write_record: bool = True, reports: dict[str, Path] | None = None
+) -> FlowResult:
+    """A run of one flow as its front door returns it: its run record redacted (and written
+    unless `write_record` is False), the reports asked for rendered from it, and the result
+    read from the record's one flow. The Python API and the in-process flow both end here."""
+    record = _redacted(single_run_record(run))
+    path = write_run_record(record, run.opened.runs_root, REDACT) if write_record else None
+    if reports:
+        from flowproof.report.render import write_reports  # only a run that asks pays
+
+        write_reports(record, **{kind: str(target) for kind, target in reports.items()})
+    (flow,) = record.flows
+    return FlowResult.from_record(flow, record.mode, path, reports)
 
 
 def find_specs(paths: Iterable[str | Path] = ("specs",)) -> list[Path]:

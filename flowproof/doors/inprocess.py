@@ -23,21 +23,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from flowproof.containment.engage import IN_PROCESS
+from flowproof.doors.api import FlowResult, flow_result
 from flowproof.drivers.command import AgentOutcome
 from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult, agent_wiring
 from flowproof.engine.egress import uncontained_egress
-from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened, write_single_run
-from flowproof.engine.outcome import FlowOutcome, Mode
+from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened
+from flowproof.engine.outcome import Mode
 from flowproof.guards.redaction import REDACT
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
-
-if TYPE_CHECKING:
-    from flowproof.doors.api import FlowResult
 
 START_SECONDS = 30.0
 """How long the background loop may take to bring the boundaries up."""
@@ -46,10 +43,9 @@ START_SECONDS = 30.0
 class FlowFailed(AssertionError):
     """The flow failed: its reasons, most fundamental first, as `flowproof run` prints them.
 
-    `outcome`: the live outcome (an in-process flow), or the Python API's result (a
-    collected spec)."""
+    `outcome`: the flow's result (the Python API's, read from its run record)."""
 
-    def __init__(self, outcome: FlowOutcome | FlowResult) -> None:
+    def __init__(self, outcome: FlowResult) -> None:
         # What pytest prints: an agent may have echoed a key or a secret into a reason.
         super().__init__(REDACT("\n".join(outcome.reasons)))
         self.outcome = outcome
@@ -65,8 +61,9 @@ class InProcessFlow:
     """A `conversation:` flow's user turns, turn 1 (`prompt`) first; empty for a single-turn
     flow. The block answers them in order: a turn is complete when the model's reply to it
     (a response with no tool call) has been served, as for a command agent."""
-    outcome: FlowOutcome | None = None
-    """Set when the block has ended and the flow was judged."""
+    outcome: FlowResult | None = None
+    """Set when the block has ended and the flow was judged: the flow's result, read from its
+    run record as the Python API's is (`passed`, `reasons`, `trajectory`, `record`, ...)."""
 
 
 @dataclass(slots=True)
@@ -121,7 +118,7 @@ def in_process_flow(
     handover.ready.wait(START_SECONDS)
     if handover.flow is None:  # the flow ended (or crashed) before its agent could run
         thread.join()
-        _raise_for(handover, write_record)
+        _raise_for(handover, None, write_record)
         raise AssertionError("flowproof: the flow could not start")  # unreachable
     saved = {name: os.environ.get(name) for name in handover.flow.environment}
     os.environ.update(handover.flow.environment)
@@ -135,8 +132,7 @@ def in_process_flow(
         assert handover.loop is not None and handover.finished is not None
         handover.loop.call_soon_threadsafe(handover.finished.set)
         thread.join()
-    handover.flow.outcome = handover.run.outcome if handover.run else None
-    _raise_for(handover, write_record)
+    _raise_for(handover, handover.flow, write_record)
 
 
 def _injected(context: FlowContext, port: int, tool_boundary: McpBoundary) -> InProcessFlow:
@@ -156,12 +152,15 @@ def _restore(saved: Mapping[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def _raise_for(handover: _Handover, write_record: bool) -> None:
+def _raise_for(handover: _Handover, flow: InProcessFlow | None, write_record: bool) -> None:
+    """The flow judged: its result handed to the block's `flow` (when its agent ran), its
+    run record written, and FlowFailed raised when it failed."""
     if handover.crash is not None:
         raise handover.crash
     run = handover.run
     assert run is not None
-    if write_record:
-        write_single_run(run)
-    if not run.outcome.passed:
-        raise FlowFailed(run.outcome)
+    result = flow_result(run, write_record)
+    if flow is not None:
+        flow.outcome = result
+    if not result.passed:
+        raise FlowFailed(result)

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from flowproof.core.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.engine.context import FlowContext, flow_context
-from flowproof.engine.outcome import FlowOutcome, Mode
+from flowproof.engine.outcome import FlowOutcome, Mode, Summary
 from flowproof.engine.run import AgentDriver, run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
@@ -31,7 +30,7 @@ from flowproof.engine.workdir import refuse_writes_inside
 from flowproof.guards.redaction import REDACT
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.runrecord.model import FlowRecord, RunRecord
-from flowproof.runrecord.store import new_run_id, runs_dir, write_run_record
+from flowproof.runrecord.store import new_run_id, runs_dir
 from flowproof.spec.load import LoadedSpec, load_spec
 from flowproof.spec.suite import find_suite, refuse_shared_trace
 from flowproof.trace.store import trace_path_for
@@ -123,12 +122,6 @@ def single_run_record(run: FlowRun) -> RunRecord:
     """The run record of a run of one flow (a pytest item, an in-process flow, the Python
     API's `Flow`), not yet redacted."""
     opened = run.opened
-    code = EXIT_PASSED if run.outcome.passed else EXIT_FAILED
+    code = Summary([run.outcome]).exit_code  # what `flowproof run` of this one spec exits with
     begun = opened.begun
     return run_record(new_run_id(begun), opened.mode.value, begun, code, [run.record], [])
-
-
-def write_single_run(run: FlowRun) -> Path:
-    """`single_run_record`, written where `flowproof run` writes its own, redacted as every
-    run record is."""
-    return write_run_record(single_run_record(run), run.opened.runs_root, REDACT)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from flowproof.core.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.core.readjson import read_json
 from flowproof.core.words import plural
 from flowproof.report.flowfacts import (
@@ -35,6 +36,9 @@ from flowproof.runrecord.model import (
     ToolResultRecord,
 )
 
+_STATUS = {EXIT_PASSED: "passed", EXIT_FAILED: "failed"}
+"""A run's status by its record's exit code; any other code (configuration, internal, a
+signal) is an error."""
 LONG_LINES = 12
 """A JSON block longer than this many lines (or LONG_CHARS characters) is collapsed in HTML."""
 LONG_CHARS = 600
@@ -287,7 +291,7 @@ def build_view(record: RunRecord) -> RunView:
         timestamp=record.started_at.removesuffix("Z"),
         duration=_seconds_between(record.started_at, record.ended_at),
         exit_code=record.exit_code,
-        status={0: "passed", 1: "failed"}.get(record.exit_code, "error"),
+        status=_STATUS.get(record.exit_code, "error"),
         errors=[ErrorView(error.spec or "", error.message) for error in record.errors],
         flows=flows,
         failed=failed,

@@ -70,6 +70,8 @@ def test_a_failing_run_prints_its_record_and_keeps_exit_1(recorded: Path) -> Non
     assert flow["verdict"] == "fail"
     assert [step["passed"] for step in flow["steps"]] == [False]
     assert "FAIL  Booking assistant books a flight" in result.stderr
+    written = recorded / ".flowproof" / "runs" / record["run_id"] / "report.json"
+    assert json.loads(written.read_text()) == record
 
 
 def test_in_github_actions_stdout_still_holds_the_document_alone(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ fixture recording and replaying a real openai-SDK agent function."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -50,6 +51,18 @@ def test_a_flow_passes_and_a_divergence_fails_with_its_message(
         ]
     )
     assert "Traceback" not in result.stdout.str()
+    # What pytest says of the failed flow is its run record's reasons, line for line.
+    records = [
+        json.loads(p.read_text()) for p in pytester.path.glob(".flowproof/runs/*/report.json")
+    ]
+    (failed,) = [
+        flow for record in records for flow in record["flows"] if flow["verdict"] == "fail"
+    ]
+    reported = [line.strip() for line in result.stdout.lines]
+    for reason in failed["reasons"]:
+        lines = [line.strip() for line in reason.splitlines()]
+        start = reported.index(lines[0])
+        assert reported[start : start + len(lines)] == lines
 
 
 def test_flows_run_under_xdist_and_k(project: Path, pytester: pytest.Pytester) -> None:
@@ -88,6 +101,7 @@ def test_without_the_option_no_spec_is_collected(project: Path, pytester: pytest
 
 IN_PROCESS = """
     import io
+    import json
     from contextlib import redirect_stdout
 
     from tests.agents import openai_chat_agent
@@ -99,6 +113,9 @@ IN_PROCESS = """
             openai_chat_agent.main()  # the agent's own entry function, in this process
         assert flow.outcome.passed
         assert "KQ311" in printed.getvalue()
+        # the flow's result is its entry in the run record it wrote
+        written = json.loads(flow.outcome.run_record.read_text())
+        assert written["flows"] == [flow.outcome.record.model_dump(mode="json")]
 """
 
 
