@@ -29,7 +29,7 @@ seven times, about 7 s, before falling back). The attempt is kept in `Traffic.re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -110,7 +110,7 @@ class App:
     Calling the app runs both, as the server does."""
 
     handle: Handler
-    at_once: http.AtOnce | None = None
+    at_once: Callable[[Request], Response | None] | None = None
 
     async def __call__(self, request: Request) -> Response:
         if self.at_once is not None:
@@ -243,9 +243,7 @@ async def serve(
         number = len(traffic.requests)
         traffic.refuse(Refused(number, refusal.method, path, refusal.status, refusal.why))
 
-    server = await http.serve(
-        app.handle, port, max_body=MAX_BODY_BYTES, on_refusal=refused, at_once=app.at_once
-    )
+    server = await http.serve(app, port, max_body=MAX_BODY_BYTES, on_refusal=refused)
     return server, server.port
 
 

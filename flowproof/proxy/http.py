@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import types
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
 
 from flowproof.core.tasks import create_task
 from flowproof.proxy.h1 import Request, RequestParser, ServerError
@@ -57,9 +55,6 @@ def json_response(status: int, body: object, headers: Mapping[str, str] | None =
 
 
 Handler = Callable[[Request], Awaitable[Response]]
-AtOnce = Callable[[Request], Response | None]
-"""A handler's lane for the requests it can answer without waiting on anything: the answer,
-or None for the handler to give. It must not raise (a bug of its own is its 500 to give)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +82,13 @@ class Server:
 
     async def cleanup(self) -> None:
         self._server.close()
-        for connection in list(self._connections):
+        connections = list(self._connections)
+        for connection in connections:
             connection.abort()
         await self._server.wait_closed()
+        # Each connection's loop ends once it hears its connection is gone (cancelled, or it
+        # was closing anyway): nothing of the server is left running after this.
+        await asyncio.gather(*(c.ended() for c in connections), return_exceptions=True)
 
 
 async def serve(
@@ -97,15 +96,13 @@ async def serve(
     port: int = 0,
     max_body: int = 64 * 1024 * 1024,
     on_refusal: Callable[[Refusal], None] | None = None,
-    at_once: AtOnce | None = None,
 ) -> Server:
-    """Listen on 127.0.0.1:`port` (0: any free port) and answer every request with `handler`
-    (first `at_once`, when given); a request refused before it is whole is answered 4xx here
-    and told to `on_refusal`."""
+    """Listen on 127.0.0.1:`port` (0: any free port) and answer every request with `handler`;
+    a request refused before it is whole is answered 4xx here and told to `on_refusal`."""
     connections: set[_Connection] = set()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
-        lambda: _Connection(handler, at_once, connections, max_body, on_refusal),
+        lambda: _Connection(handler, connections, max_body, on_refusal),
         LOOPBACK,
         port,
         reuse_address=True,
@@ -114,8 +111,9 @@ async def serve(
 
 
 class _Connection(asyncio.BufferedProtocol):
-    """One client connection: requests parsed as bytes arrive, answered one at a time in the
-    order they came (a pipelined request waits for the answer before it).
+    """One client connection: the protocol feeds what arrives to the parser, and one loop
+    (`_serve`, the connection's task) answers the requests in the order they came, each once
+    the one before it is answered (a pipelined request waits for the answer before it).
 
     Bytes are read into one buffer the connection keeps (`BufferedProtocol`), not into a fresh
     one per read: a plain `Protocol` has asyncio allocate `max_size` (256 KiB) for every read,
@@ -125,20 +123,19 @@ class _Connection(asyncio.BufferedProtocol):
     def __init__(
         self,
         handler: Handler,
-        at_once: AtOnce | None,
         registry: set[_Connection],
         max_body: int,
         on_refusal: Callable[[Refusal], None] | None,
     ) -> None:
         self._handler = handler
-        self._at_once = at_once
         self._registry = registry
         self._parser = RequestParser(max_body)
         self._on_refusal = on_refusal
         self._transport: asyncio.Transport | None = None
-        self._busy = False
-        """A request is being answered, or the connection was refused: parse nothing now."""
         self._task: asyncio.Task[None] | None = None
+        self._arrived: asyncio.Future[None] | None = None
+        """What the loop waits on while it needs more bytes: set when some arrive, or when
+        the client shuts down its sending side."""
         self._client_done = False
         """The client shut down its sending side: answer what it sent, then close."""
         self._read_into = memoryview(bytearray(_READ_BYTES))
@@ -147,145 +144,95 @@ class _Connection(asyncio.BufferedProtocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         self._registry.add(self)
+        self._task = create_task(self._serve(), name="proxy-connection")
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._registry.discard(self)
         self._transport = None
         if self._task is not None:
-            self._task.cancel()
+            self._task.cancel()  # a handler still waiting (on record's upstream) is stopped
 
     def eof_received(self) -> bool:
         # A client may send its request and shut down its sending side at once: it is still
         # waiting for the answer, so keep the transport open for writing until it is given.
         self._client_done = True
-        if not self._busy:
-            self._next()  # and closes once all that came is answered
+        self._wake()
         return True
 
     def abort(self) -> None:
         if self._transport is not None:
             self._transport.abort()
 
+    async def ended(self) -> None:
+        """Once the connection's loop has ended."""
+        if self._task is not None:
+            await asyncio.wait((self._task,))
+
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._read_into
 
     def buffer_updated(self, nbytes: int) -> None:
         self._parser.feed(self._read_into[:nbytes].tobytes())
-        if not self._busy:
-            self._next()
+        self._wake()
 
-    def _next(self) -> None:
-        """Answer the requests at the head of the buffer that have all arrived, in order.
+    def _wake(self) -> None:
+        arrived = self._arrived
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
 
-        `at_once` answers what it can with no coroutine at all. A handler that finishes
-        without suspending (replay's slow lane) is run to its end right here, so its request
-        costs no Task and no turn of the event loop; one that suspends (record waiting on the
-        upstream) goes on in a Task, and the requests behind it wait for it."""
-        while True:
+    async def _serve(self) -> None:
+        """Answer each request once it has all arrived, in order, until the connection closes:
+        after an answer that does not keep it alive, a refusal, or the client's last request."""
+        while (transport := self._transport) is not None:
             try:
                 parsed = self._parser.next_request()
             except ServerError as refused:
-                self._refuse(refused)
+                self._refuse(transport, refused)
                 return
             except Exception as exc:  # noqa: BLE001 - a bug of ours is a 500 that fails the flow
-                self._refuse(ServerError(500, f"flowproof's HTTP parser failed: {exc!r}"))
+                self._refuse(
+                    transport, ServerError(500, f"flowproof's HTTP parser failed: {exc!r}")
+                )
                 return
             if parsed is None:
-                self._wait_for_more()
-                return
-            request, keep_alive = parsed
-            self._busy = True
-            response = self._at_once(request) if self._at_once is not None else None
-            if response is not None:
-                self._write(request, response, keep_alive)
-            else:
-                answering = self._answer(request, keep_alive)
-                try:
-                    suspended_on = answering.send(None)
-                except StopIteration:
-                    pass
-                else:
-                    self._task = create_task(
-                        self._go_on(_resumed(answering, suspended_on)), name="proxy-request"
-                    )
+                if not await self._more(transport):
                     return
-            if self._busy:  # the connection was closed
+                continue
+            request, keep_alive = parsed
+            try:
+                response = await self._handler(request)
+            except Exception:  # noqa: BLE001 - the client gets a 500, the flow's own checks stand
+                response, keep_alive = _plain(500, "flowproof: internal error in the proxy"), False
+            if transport.is_closing():
                 return
-            if not self._parser.pending:  # (the common case: nothing pipelined behind it)
-                self._wait_for_more()
+            transport.write(_encode(response, keep_alive, head_only=request.method == "HEAD"))
+            if not keep_alive:
+                transport.close()
                 return
 
-    def _wait_for_more(self) -> None:
-        transport = self._transport
-        if transport is None:
-            return
+    async def _more(self, transport: asyncio.Transport) -> bool:
+        """Wait for more of the request in progress; False when the client sent its last."""
         if self._parser.take_continue():
             # The client waits for this (`Expect: 100-continue`) before sending its body.
             transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         elif self._client_done:
             transport.close()  # everything the client sent is answered
-
-    async def _go_on(self, answering: Awaitable[None]) -> None:
-        await answering
-        self._task = None
-        if not self._busy:
-            self._next()
-
-    async def _answer(self, request: Request, keep_alive: bool) -> None:
-        """Answer `request`; `_busy` stays True when the connection is closed after it."""
+            return False
+        self._arrived = asyncio.get_running_loop().create_future()
         try:
-            response = await self._handler(request)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - the client gets a 500, the flow's own checks stand
-            response = _plain(500, "flowproof: internal error in the proxy")
-            keep_alive = False
-        self._write(request, response, keep_alive)
+            await self._arrived
+        finally:
+            self._arrived = None
+        return True
 
-    def _write(self, request: Request, response: Response, keep_alive: bool) -> None:
-        """Write the answer to `request`; `_busy` stays True when the connection is closed."""
-        transport = self._transport
-        if transport is None or transport.is_closing():
-            return
-        transport.write(_encode(response, keep_alive, head_only=request.method == "HEAD"))
-        if keep_alive:
-            self._busy = False
-        else:
-            transport.close()
-
-    def _refuse(self, refused: ServerError) -> None:
+    def _refuse(self, transport: asyncio.Transport, refused: ServerError) -> None:
         """Answer the refusal and close: after a framing error nothing that follows on this
         connection can be told apart from the body, so none of it is read (no smuggling)."""
-        self._busy = True
         method, target = self._parser.request_line()
         if self._on_refusal is not None:
             self._on_refusal(Refusal(refused.status, str(refused), method, target))
-        if self._transport is not None:
-            self._transport.write(_encode(_plain(refused.status, str(refused)), False))
-            self._transport.close()
-
-
-@types.coroutine
-def _resumed(started: Coroutine[Any, Any, None], suspended_on: object) -> Generator[Any, Any, None]:
-    """The rest of `started`, a coroutine that was run by hand until it first suspended (on
-    `suspended_on`), for a Task to carry on: what the Task sends or throws goes on to it."""
-    waiting_on = suspended_on
-    while True:
-        try:
-            sent = yield waiting_on
-        except GeneratorExit:
-            started.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001 - a cancellation is the coroutine's to see
-            try:
-                waiting_on = started.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                waiting_on = started.send(sent)
-            except StopIteration:
-                return
+        transport.write(_encode(_plain(refused.status, str(refused)), False))
+        transport.close()
 
 
 def _plain(status: int, message: str) -> Response:
