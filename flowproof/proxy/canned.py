@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flowproof.live.traffic import Answer
-from flowproof.proxy.app import ModelCall
+from flowproof.proxy.backend import ModelCall
 from flowproof.trace.model import Turn
 
 CANNED_TEXT = "Hello from flowproof doctor. This is a canned reply; no model was contacted."

@@ -16,7 +16,7 @@ from flowproof.core.mocks import ToolMocks
 from flowproof.live.traffic import Answer, Traffic
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.proxy.app import Backend, ModelCall
+from flowproof.proxy.backend import Backend, ModelCall
 from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.replay import served
 

@@ -7,12 +7,11 @@ its placeholders turned back into today's values.
 
 A request whose bytes are the very bytes a turn was recorded from is served that turn without
 being read (`answer_exact`, matching/exact.py says when that is provably what the path above
-would do), its answer rendered once per turn and kept: the verdict is the same either way."""
+would do), its answer rendered from the bytes by proxy/render.py, as the app renders what it
+reads, once per turn and kept: the verdict and the response are the same either way."""
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -21,19 +20,16 @@ from flowproof.core.mocks import ToolMocks
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.live.traffic import NO_RETRY, Answer, Traffic
 from flowproof.matching import divergence
-from flowproof.matching.exact import FastGate, holds_ascii_escape, remembered, request_digest
+from flowproof.matching.exact import FastGate, remembered, request_digest
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
-from flowproof.proxy.app import ModelCall, Served, rendered
+from flowproof.proxy import render
+from flowproof.proxy.backend import ModelCall, Served
 from flowproof.proxy.h1 import Request
-from flowproof.proxy.http import Response
 from flowproof.trace.model import Turn
 
 DIVERGENCE = "flowproof_replay_divergence"
-_STREAM_KEY = re.compile(rb'"stream')
-"""The start of the `stream` and `stream_options` keys, as bytes free of `\\u` escapes spell
-them (a compiled literal search: faster than `bytes.__contains__` on long bodies)."""
 
 
 class ReplayBackend:
@@ -79,8 +75,9 @@ class ReplayBackend:
             # response); the request as matched is the recorded request (exact.py), so the
             # turn is the recorded one without its digest, as a replayed turn never carries one.
             turn = Turn(recorded.dialect, recorded.request, recorded.response)
-            answer = self.normalizer.from_placeholders(recorded.response)
-            return Served(turn, rendered_for_bytes(dialect, path, sent, answer))
+            answered = Answer(200, self.normalizer.from_placeholders(recorded.response))
+            route = dialect.route(path, sent.query_string)
+            return Served(turn, render.for_bytes(dialect, route, sent.body, answered))
 
         return remembered(recorded, self.normalizer, serve)
 
@@ -143,28 +140,6 @@ def served(dialect: Dialect, request: Any, recorded: Turn, normalizer: Normalize
     request as it came (transport keys out) with the recorded response."""
     turn = Turn(dialect.name, without_transport(request), recorded.response)
     return Answer(200, normalizer.from_placeholders(recorded.response), turn=turn)
-
-
-def rendered_for_bytes(dialect: Dialect, path: str, sent: Request, answer: Any) -> Response:
-    """What the app renders for a request of these bytes answered `answer` (app.rendered),
-    the body parsed only when the answer streams, or when the bytes cannot say it does not."""
-    raw = sent.body
-    route = dialect.route(path, sent.query_string)
-    body: Any = None
-    if route.stream is not None:
-        stream = route.stream
-    elif (
-        not _STREAM_KEY.search(raw) and not holds_ascii_escape(raw) and not dialect.wants_stream({})
-    ):
-        # `wants_stream` reads the body's `stream` key alone, and bytes with no `\u` escape of
-        # an ASCII letter cannot spell it otherwise: the body answers as an empty one does.
-        stream = False
-    else:
-        body = json.loads(raw)
-        stream = dialect.wants_stream(body)
-    if stream:
-        body = route.adopt(json.loads(raw) if body is None else body)
-    return rendered(dialect, stream, body, Answer(200, answer))
 
 
 def _refuse(dialect: Dialect, message: str) -> Answer:
