@@ -8,7 +8,9 @@ ReplayBackend over a `matching/match.py` TurnMatcher, the trace read by `trace/s
 load_trace, served by `proxy/app.py` serve (aiohttp, the same code `flowproof run` starts).
 With --per-client each client (header x-bench-client) is one flow: it gets its own
 ReplayBackend and matcher over the trace, made afresh once all its turns are served, so a
-ten-turn trace can be replayed thousands of times (the cost of the fresh matcher is counted).
+ten-turn trace can be replayed thousands of times (the cost of the fresh matcher is counted);
+the backends share what serving a turn by its bytes works out (`ExactAnswers`), which a real
+flow, serving each turn once, works out once per turn.
 Without it, one backend serves the trace once, as in a flow. With --spec each backend
 normalises as `flowproof run` of that spec would (engine/environment.py `request_rules`: its
 declared facts and the default ones the trace was recorded with, measured on this machine, so
@@ -72,7 +74,7 @@ async def flowproof_server(
     from flowproof.matching.match import TurnMatcher
     from flowproof.matching.rules import STRICT
     from flowproof.proxy.app import make_app, serve
-    from flowproof.proxy.replay import ReplayBackend
+    from flowproof.proxy.replay import ExactAnswers, ReplayBackend
     from flowproof.spec.load import load_spec
     from flowproof.trace.store import load_trace
 
@@ -101,6 +103,7 @@ async def flowproof_server(
 
         def __init__(self) -> None:
             self.backends: dict[tuple[str, bool], ReplayBackend] = {}
+            self.answers = {stream: ExactAnswers() for stream in (False, True)}
             self.served = 0
             self.served_exact = 0
 
@@ -112,7 +115,8 @@ async def flowproof_server(
             if backend is None or backend.matcher.served == len(turns):
                 if backend is not None:
                     self.served_exact += backend.served_exact
-                backend = ReplayBackend(TurnMatcher(variants[stream]), {}, Traffic(), rules)
+                matcher = TurnMatcher(variants[stream])
+                backend = ReplayBackend(matcher, {}, Traffic(), rules, self.answers[stream])
                 self.backends[(cid, stream)] = backend
             if len(app_traffic.requests) > 10_000:
                 app_traffic.requests.clear()  # the app's log of arrivals; bounded for the bench

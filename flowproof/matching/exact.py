@@ -26,14 +26,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from flowproof.trace.model import Turn
-
-T = TypeVar("T")
 
 DIGEST_FIELD = "request_sha256"
 """The model turn's field in a trace (trace format 5)."""
@@ -157,25 +155,6 @@ def holds_placeholder(value: Any) -> bool:
     return False
 
 
-def remembered(turn: Turn, key: object, work_out: Callable[[], T]) -> T:
-    """`work_out()`, done once per turn and `key` (what the result depends on besides the
-    turn's own bodies and digest), and kept on the turn: a turn is a frozen value."""
-    memo = turn._replay
-    if memo is None:
-        memo = {}
-        object.__setattr__(turn, "_replay", memo)
-    found = memo.get(key, _NOT_YET)
-    if found is _NOT_YET:
-        found = memo[key] = work_out()
-    return found  # type: ignore[return-value]  # stored by this function, for this key
-
-
-_NOT_YET = object()
-
-
-_PLAIN = "plain"
-
-
 def is_plain(turn: Turn) -> bool:
     """Whether the turn's stored request holds no placeholder: record normalised nothing in it."""
-    return remembered(turn, _PLAIN, lambda: not holds_placeholder(turn.request))
+    return not holds_placeholder(turn.request)

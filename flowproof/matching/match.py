@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowproof.dialects.base import without_transport
-from flowproof.matching.exact import is_plain
 from flowproof.matching.fields import FieldPath, strip_fields
 from flowproof.trace.model import Turn
 
@@ -84,12 +83,13 @@ class TurnMatcher:
             self._index_next()
 
     def claim_exact(
-        self, dialect: str, digest: str, admitted: Callable[[], bool] = lambda: True
+        self, dialect: str, digest: str, admitted: Callable[[int], bool] = lambda index: True
     ) -> int | None:
         """The turn recorded from these very bytes, now consumed, when the slow path would
-        claim that same turn for them; None otherwise (then ask `claim`). `admitted` says
-        whether normalising the request's parse changes nothing (exact.FastGate): asked only
-        once a turn was found, as it reads the whole body."""
+        claim that same turn for them; None otherwise (then ask `claim`). `admitted(index)`
+        says whether normalising the request's parse, and the recorded request of turn
+        `index` at record, changed nothing (exact.FastGate, exact.is_plain): asked only once a
+        turn was found, as it reads the whole body."""
         waiting = self._by_digest.get(digest)
         if not waiting:
             return None
@@ -97,9 +97,9 @@ class TurnMatcher:
         if not waiting:
             return None
         index = waiting[0]
-        if self.turns[index].dialect != dialect or not is_plain(self.turns[index]):
+        if self.turns[index].dialect != dialect:
             return None
-        if not admitted() or not self._is_earliest(index):
+        if not admitted(index) or not self._is_earliest(index):
             return None
         waiting.popleft()
         self._consume(index)
@@ -223,9 +223,14 @@ class ConversationMatcher:
         return self._in_turn(lambda matcher: matcher.claim(dialect, request))
 
     def claim_exact(
-        self, dialect: str, digest: str, admitted: Callable[[], bool] = lambda: True
+        self, dialect: str, digest: str, admitted: Callable[[int], bool] = lambda index: True
     ) -> int | None:
-        return self._in_turn(lambda matcher: matcher.claim_exact(dialect, digest, admitted))
+        part = self._parts.get(self._current())
+        if part is None:
+            return None
+        matcher, where = part  # (`admitted` is asked about a turn by its index in the trace)
+        local = matcher.claim_exact(dialect, digest, lambda index: admitted(where[index]))
+        return None if local is None else where[local]
 
     def closest(self, dialect: str, request: Any) -> int | None:
         return self._in_turn(lambda matcher: matcher.closest(dialect, request))

@@ -8,10 +8,12 @@ its placeholders turned back into today's values.
 A request whose bytes are the very bytes a turn was recorded from is served that turn without
 being read (`answer_exact`, matching/exact.py says when that is provably what the path above
 would do), its answer rendered from the bytes by proxy/render.py, as the app renders what it
-reads, once per turn and kept: the verdict and the response are the same either way."""
+reads: the verdict and the response are the same either way. What that works out about a turn
+is the backend's (`ExactAnswers`, by turn index); the trace's turns carry nothing of it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +22,7 @@ from flowproof.core.mocks import ToolMocks
 from flowproof.dialects.base import Dialect, without_transport
 from flowproof.live.traffic import NO_RETRY, Answer, Traffic
 from flowproof.matching import divergence
-from flowproof.matching.exact import FastGate, remembered, request_digest
+from flowproof.matching.exact import FastGate, is_plain, request_digest
 from flowproof.matching.match import ConversationMatcher, TurnMatcher
 from flowproof.matching.normalize import Normalizer
 from flowproof.matching.rules import STRICT, RequestRules
@@ -30,6 +32,34 @@ from flowproof.proxy.h1 import Request
 from flowproof.trace.model import Turn
 
 DIVERGENCE = "flowproof_replay_divergence"
+
+
+class ExactAnswers:
+    """What serving a trace's turns by their bytes works out, by turn index, on each turn's
+    first serve: whether record normalised nothing in its stored request (`plain`), and the
+    turn and response served (`served`, for the bytes of the turn's digest and today's values).
+    It holds for the turns and the rules it was first asked with.
+
+    Each replay backend has one of its own. A flow serves each turn at most once, so within a
+    flow nothing is asked twice; a caller that replays the same turns under the same rules
+    again and again hands each of its backends the same one (bench/proxy_server.py, one flow
+    per client, over one trace)."""
+
+    def __init__(self) -> None:
+        self._plain: dict[int, bool] = {}
+        self._served: dict[int, Served] = {}
+
+    def plain(self, index: int, turn: Turn) -> bool:
+        found = self._plain.get(index)
+        if found is None:
+            found = self._plain[index] = is_plain(turn)
+        return found
+
+    def served(self, index: int, work_out: Callable[[], Served]) -> Served:
+        found = self._served.get(index)
+        if found is None:
+            found = self._served[index] = work_out()
+        return found
 
 
 class ReplayBackend:
@@ -42,12 +72,15 @@ class ReplayBackend:
         mocks: ToolMocks,
         traffic: Traffic,
         rules: RequestRules = STRICT,
+        exact: ExactAnswers | None = None,
     ) -> None:
         self.matcher = matcher
         self.mocks = mocks
         self.traffic = traffic
         self.normalizer = rules.normalizer
         self.gate = FastGate.for_flow(self.normalizer.spellings, mocked=bool(mocks))
+        self.exact = ExactAnswers() if exact is None else exact
+        """What serving the matcher's turns by their bytes works out, by turn index."""
         self.served_exact = 0
         """Requests served by their bytes alone (the rest were read and matched)."""
 
@@ -60,26 +93,28 @@ class ReplayBackend:
             return None
         raw = sent.body
         digest = request_digest(dialect.name, path, sent.query_string, raw)
-        index = self.matcher.claim_exact(dialect.name, digest, lambda: self.gate.admits(raw))
+        index = self.matcher.claim_exact(dialect.name, digest, lambda at: self._admits(at, raw))
         if index is None:
             return None
         self.served_exact += 1
-        return self._served(dialect, path, sent, self.matcher.turns[index])
+        return self.exact.served(index, lambda: self._served(dialect, path, sent, index))
 
-    def _served(self, dialect: Dialect, path: str, sent: Request, recorded: Turn) -> Served:
-        """What serving `recorded` to these bytes gives, worked out on its first serve and kept
-        on the turn: it depends only on the bytes (the turn's digest) and on today's values."""
+    def _admits(self, index: int, raw: bytes) -> bool:
+        """Whether normalising changes nothing, for turn `index` at record and for the parse
+        of `raw` now: then equal bytes mean an equal matched request (matching/exact.py)."""
+        return self.exact.plain(index, self.matcher.turns[index]) and self.gate.admits(raw)
 
-        def serve() -> Served:
-            # The slow path's entry is Turn(dialect, the request as matched, the recorded
-            # response); the request as matched is the recorded request (exact.py), so the
-            # turn is the recorded one without its digest, as a replayed turn never carries one.
-            turn = Turn(recorded.dialect, recorded.request, recorded.response)
-            answered = Answer(200, self.normalizer.from_placeholders(recorded.response))
-            route = dialect.route(path, sent.query_string)
-            return Served(turn, render.for_bytes(dialect, route, sent.body, answered))
-
-        return remembered(recorded, self.normalizer, serve)
+    def _served(self, dialect: Dialect, path: str, sent: Request, index: int) -> Served:
+        """What serving turn `index` to these bytes gives: the turn the slow path would write,
+        and the response the app would render for what it read."""
+        recorded = self.matcher.turns[index]
+        # The slow path's entry is Turn(dialect, the request as matched, the recorded
+        # response); the request as matched is the recorded request (exact.py), so the turn is
+        # the recorded one without its digest, as a replayed turn never carries one.
+        turn = Turn(recorded.dialect, recorded.request, recorded.response)
+        answered = Answer(200, self.normalizer.from_placeholders(recorded.response))
+        route = dialect.route(path, sent.query_string)
+        return Served(turn, render.for_bytes(dialect, route, sent.body, answered))
 
     async def answer(self, call: ModelCall) -> Answer:
         """`method` and the route's query are not part of matching (a trace holds bodies only;

@@ -51,11 +51,6 @@ class Turn:
     conversation_turn: int | None = None
     """The user turn (1-based) of the flow's `conversation:` during which the agent sent this
     request; None in a single-turn flow. Replay serves a turn only within its user turn."""
-    _replay: dict[object, object] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    """What replay worked out about this turn (matching/exact.py `remembered`), kept for the
-    next flow that replays it in this process; not part of the turn's value or its trace."""
     _facts: TurnFacts | None = field(default=None, init=False, repr=False, compare=False)
     """The parsed facts, filled on first read; not part of the turn's value or its trace."""
 
