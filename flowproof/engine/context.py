@@ -15,8 +15,8 @@ from pathlib import Path
 from flowproof.assertions.secrets import SecretLeakAssertion
 from flowproof.core.errors import ConfigError
 from flowproof.engine.workdir import agent_cwd
-from flowproof.guards.capability import Capability
-from flowproof.guards.redaction import proxy_credentials, record_keys
+from flowproof.guards.capability import REDACTED_AS, Capability
+from flowproof.guards.redaction import Redactor, proxy_credentials, record_keys
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.suite import Suite
 
@@ -34,6 +34,10 @@ class FlowContext:
     capability: Capability = field(default_factory=Capability)
     """What the agent must present at the proxy and the MCP HTTP stand-ins, minted for this
     flow alone; required unless the agent is a `url:` service started without it."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """What hides the flow's never-shown values (its record keys and proxy credentials, its
+    capability, and its declared secrets once the run has read them) from everything shown or
+    written: the front door's own, so that what it prints and writes hides them too."""
 
     @property
     def secrets(self) -> dict[str, str]:
@@ -48,16 +52,27 @@ class FlowContext:
 
 
 def flow_context(
-    loaded: LoadedSpec, suite: Suite | None, environ: Mapping[str, str]
+    loaded: LoadedSpec,
+    suite: Suite | None,
+    environ: Mapping[str, str],
+    redactor: Redactor | None = None,
 ) -> FlowContext:
-    """Raises a SpecError for an `agent.cwd` that is not a directory."""
+    """`redactor`: the front door's, which the flow's never-shown values join (a redactor of
+    the flow's own when None). Raises a SpecError for an `agent.cwd` that is not a
+    directory."""
+    redactor = Redactor() if redactor is None else redactor
+    redactor.hide_record_keys(environ)
+    capability = Capability(required=loaded.spec.agent.url is None)
+    # An agent can echo its base URL into its output, which reports and records show.
+    redactor.hide(REDACTED_AS, capability.token)
     return FlowContext(
         loaded=loaded,
         suite=suite,
         environ=environ,
         record_keys=record_keys(environ),
         cwd=agent_cwd(loaded, environ),
-        capability=Capability(required=loaded.spec.agent.url is None),
+        capability=capability,
+        redactor=redactor,
     )
 
 

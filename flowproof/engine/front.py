@@ -2,20 +2,20 @@
 
     open_flow: find the suite → load the spec → the flow's context (engine/context.py)
                → keep flowproof's files out of `agent.cwd` → the strategy (record or replay)
-    run_opened: run_flow → the flow's secrets join the shared redactor → its flow record
+    run_opened: run_flow → the flow's secrets join its redactor → its flow record
 
 `run_spec` does both. Every way of running a flow goes through here — `flowproof run` and
 `record` (which hold a flow between the two halves while it waits for the fixed-port lock), the
 Python API's `Flow` (doors/api.py, which the pytest items and `flowproof mcp` run through),
 the in-process fixture, and doctor (a spec made in memory, run with a canned
 strategy of its own) — so each gets the same guard, the same redaction and the same record.
-`os.environ` is read once, when the flow is opened, into the flow's context, which the
-strategy, the agent driver and the judge read instead.
+flowproof's environment is read once, when the flow is opened (host/environ.py), into the
+flow's context, which the strategy, the agent driver and the judge read instead; the values
+no output may show travel on the same context, in the front door's redactor.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,7 +27,8 @@ from flowproof.engine.run import AgentDriver, run_flow
 from flowproof.engine.runrecord import flow_record, run_record
 from flowproof.engine.strategy import Strategy, strategy_for
 from flowproof.engine.workdir import refuse_writes_inside
-from flowproof.guards.redaction import REDACT
+from flowproof.guards.redaction import REDACT, Redactor
+from flowproof.host.environ import own_environ
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.runrecord.model import FlowRecord, RunRecord
 from flowproof.runrecord.store import new_run_id, runs_dir
@@ -51,6 +52,9 @@ class RunOptions:
     model call with canned text and writes nothing."""
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     """At record: seconds one upstream answer may take, whole (`record --upstream-timeout`)."""
+    redactor: Redactor = field(default_factory=lambda: REDACT)
+    """What the flow's never-shown values join: the process's output redactor unless a front
+    door brings its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +88,7 @@ def open_flow(source: Path | LoadedSpec, options: RunOptions) -> OpenedFlow:
     """`source`: a spec file, or a spec made in memory (doctor's), which has no file and so no
     suite around it. Raises a FlowproofError (a configuration problem) when the flow cannot
     run at all."""
-    environ = dict(os.environ)
-    REDACT.hide_record_keys(environ)
+    environ = own_environ()
     root = options.runs_root if options.runs_root is not None else runs_dir(None, environ)
     if isinstance(source, LoadedSpec):
         loaded, suite = source, None
@@ -93,7 +96,7 @@ def open_flow(source: Path | LoadedSpec, options: RunOptions) -> OpenedFlow:
         refuse_shared_trace(source)
         suite = find_suite(source, Path.cwd())
         loaded = load_spec(source)
-    context = flow_context(loaded, suite, environ)
+    context = flow_context(loaded, suite, environ, options.redactor)
     writes = [("its trace", trace_path_for(loaded.path)), ("the run records", root)]
     refuse_writes_inside(loaded, context.cwd, Path.cwd(), writes)
     started = time.monotonic()
@@ -107,7 +110,7 @@ async def run_opened(opened: OpenedFlow, agent: AgentDriver | None = None) -> Fl
     """`agent`: how the agent is driven (a command or a `url:` service unless given)."""
     outcome = await run_flow(opened.context, opened.strategy, agent)
     # From here on nothing flowproof shows or writes may carry the flow's declared secrets.
-    REDACT.hide_all(outcome.secrets)
+    opened.context.redactor.hide_all(outcome.secrets)
     record = flow_record(outcome, opened.loaded, time.monotonic() - opened.started)
     return FlowRun(outcome, record, opened)
 

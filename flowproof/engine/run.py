@@ -25,7 +25,7 @@ from flowproof.engine.outcome import FlowOutcome, Secrets
 from flowproof.engine.reasons import boundary_reasons
 from flowproof.engine.strategy import Strategy
 from flowproof.guards.capability import REDACTED_AS
-from flowproof.guards.redaction import REDACT, Redactor
+from flowproof.guards.redaction import Redactor
 from flowproof.live.conversation import Conversation
 from flowproof.live.traffic import Traffic
 from flowproof.mcp.boundary import McpBoundary, mcp_boundary
@@ -63,8 +63,6 @@ async def run_flow(
         # A command agent's turn is complete at the model's reply; a service's, at its answer.
         traffic.conversation = Conversation(texts, by_reply=spec.agent.url is None)
     capability = context.capability
-    # An agent can echo its base URL into its output, which reports and records show.
-    REDACT.hide(REDACTED_AS, capability.token)
     runner: Server | None = None
     try:
         async with (
