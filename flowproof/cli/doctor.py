@@ -18,6 +18,7 @@ from flowproof.engine.doctor import (
     DoctorArgumentError,
     run_doctor,
 )
+from flowproof.engine.doctor_text import doctor_text
 
 
 def run_doctor_command(
@@ -44,7 +45,7 @@ def run_doctor_command(
         # click's own usage error, so the command line reads like any other bad option
         option = "--" + refused.argument.replace("_", "-")
         raise click.BadParameter(refused.reason, param_hint=option) from None
-    out(report.render())
+    out(doctor_text(report))
     out(containment_report())
     if json_wanted():
         from flowproof.documents.doctor import doctor_document

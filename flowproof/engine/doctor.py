@@ -17,6 +17,9 @@ anything, and the rest get text. An agent that ends with an error on that is run
 answered with text only. Every request body is then read for what would stop a trace from
 replaying elsewhere or on another day (`engine/replayability.py`), each with the
 `normalize:`/`ignore_fields:` line that declares it.
+
+The report is worded once for the terminal (engine/doctor_text.py) and once as JSON
+(documents/doctor.py, which the `doctor` tool of `flowproof mcp` returns too).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -34,20 +36,13 @@ from pathlib import Path
 from flowproof._version import __version__
 from flowproof.core.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError
 from flowproof.core.mocks import ToolMocks
-from flowproof.core.words import plural
 from flowproof.drivers.command import AgentOutcome, run_command
-from flowproof.drivers.env import (
-    ORIGIN_ONLY,
-    WITH_V1,
-    WITHOUT_V1,
-    wire_agent,
-)
+from flowproof.drivers.env import wire_agent
 from flowproof.engine.context import FlowContext
 from flowproof.engine.drive import DriveResult
 from flowproof.engine.front import RunOptions, run_spec
 from flowproof.engine.replayability import (
     Finding,
-    declare_lines,
     environment_facts,
     find_hazards,
 )
@@ -63,7 +58,7 @@ from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
 from flowproof.mcp.server import ToolServer
 from flowproof.proxy.app import WEBSOCKET, Backend
-from flowproof.proxy.canned import PROBE_TOOL, CannedBackend
+from flowproof.proxy.canned import CannedBackend
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.model import (
     MCP_NAME,
@@ -100,20 +95,6 @@ class McpContact:
     calls: int
     """JSON-RPC calls that arrived (every one answered with an error)."""
 
-    def render(self) -> list[str]:
-        what = "spawned" if self.transport == "stdio" else "contacted"
-        times = plural(self.contacts, "time")
-        if not self.contacts:
-            hint = "the command of its MCP server" if self.transport == "stdio" else "its URL"
-            return [
-                f"  mcp {self.name} ({self.transport}): never {what}. Point {hint} at "
-                f"${self.variable}."
-            ]
-        return [
-            f"  mcp {self.name} ({self.transport}): {what} {times}; "
-            f"{plural(self.calls, 'call')} arrived"
-        ]
-
 
 @dataclass(frozen=True, slots=True)
 class Probe:
@@ -124,22 +105,6 @@ class Probe:
     stopped_agent: bool = False
     """The agent ended with an error after that call, so doctor ran it again with text only
     and reports that run."""
-
-    def render(self) -> list[str]:
-        if self.stopped_agent:
-            return [
-                f"The agent ended with an error when asked for {PROBE_TOOL}, a tool it does not "
-                "offer, so doctor ran it again answering every request with text; that run is "
-                "reported here, and what the agent sends after its first request was not seen "
-                "(`flowproof record` sees every request)."
-            ]
-        if self.at is None:
-            return []
-        return [
-            f"Request {self.at} was answered with a call to {PROBE_TOOL}, a tool the agent does "
-            "not offer (so nothing runs), to see what it sends after its first request; every "
-            "other request got a canned text."
-        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,27 +122,6 @@ class ProxyReport:
         entries = (entry.strip() for entry in listed.split(","))
         own = [entry for entry in entries if entry and entry.lower() not in LOOPBACK]
         return cls(proxy_settings(agent_env), tuple(dict.fromkeys(own)))
-
-    def render(self) -> list[str]:
-        if not self.settings:
-            return []
-        by_host: dict[str, list[str]] = {}
-        for setting in self.settings:
-            by_host.setdefault(setting.host or "a host that could not be read", []).append(
-                setting.name
-            )
-        named = "; ".join(f"{', '.join(names)} ({host})" for host, names in by_host.items())
-        kept = (
-            f", after its own entries ({', '.join(self.own_entries)})" if self.own_entries else ""
-        )
-        return [
-            f"Proxy variables set for the agent: {named}.",
-            f"flowproof added {', '.join(LOOPBACK[:-1])} and {LOOPBACK[-1]} to the agent's "
-            f"{' and '.join(NO_PROXY_VARIABLES)}{kept}, so its calls to flowproof's proxy and "
-            "MCP stand-ins on loopback go direct; its other traffic goes through the proxy as "
-            "before. A client that takes its proxy from elsewhere (its own config file or "
-            "variables) needs loopback excluded there too.",
-        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,110 +156,6 @@ class DoctorReport:
         """1 on zero model requests, or on a named MCP server never reached, so a setup script
         can stop on it; else 0 (what arrived, not whether the wiring is complete)."""
         return EXIT_PASSED if self.arrived and not self.mcp_missed else EXIT_FAILED
-
-    def render(self) -> str:
-        lines = [
-            f"{plural(self.arrived, 'model request')} arrived at "
-            f"flowproof's proxy (127.0.0.1:{self.port})."
-        ]
-        for (method, path, served), count in Counter(self.requests).items():
-            lines.append(f"  {count} × {method} {path}  →  {served}")
-        if self.mcp:
-            contacted = sum(bool(contact.contacts) for contact in self.mcp)
-            lines.append(
-                f"{contacted} of {plural(len(self.mcp), 'MCP stand-in')} "
-                "reached (doctor has no MCP server behind them: every call is answered "
-                "with an error, so an agent may stop at its first):"
-            )
-            for contact in self.mcp:
-                lines += contact.render()
-        lines += _outsider_lines(self.outsiders)
-        lines += self.probe.render()
-        lines.append(self._agent_line())
-        lines += self.proxies.render()
-        lines += self._replayability()
-        lines += self._next_step()
-        return "\n".join(lines)
-
-    def _next_step(self) -> list[str]:
-        """What the report ends with: what to change when nothing arrived, or what arriving
-        does not prove."""
-        if self.arrived:
-            return [
-                "This shows the client honours the injected base URL. It does not show "
-                "that every model call goes through it; `flowproof record` settles that."
-            ]
-        if self.outsiders:
-            return []  # the agent reached the port: the refused requests' lines say what to do
-        if any(contact.calls for contact in self.mcp):
-            return [
-                "No model request arrived, but MCP calls did: the agent may have stopped at the "
-                "error doctor answers its first MCP call with. Run doctor without --mcp/--mcp-url "
-                "(with a prompt that needs no tool) to check the model wiring alone."
-            ]
-        return _zero_hint()
-
-    def _replayability(self) -> list[str]:
-        if not self.findings:
-            return []
-        lines = [
-            "What in these requests would make a trace fail to replay at another path, with "
-            "another HOME, on another day or in the next run:"
-        ]
-        for finding in self.findings:
-            lines += finding.render()
-        return lines + declare_lines(self.findings)
-
-    def _agent_line(self) -> str:
-        agent = self.agent
-        if agent.timed_out:
-            return (
-                "The agent was still running at the timeout and was stopped (doctor cannot "
-                "tell a hang from a slow agent)."
-            )
-        line = f"The agent exited with code {agent.exit_code}."
-        if agent.exit_code and agent.stderr_tail.strip():
-            line += " Its stderr ended with:\n" + "\n".join(
-                f"  | {text}" for text in agent.stderr_tail.splitlines()
-            )
-        return line
-
-
-def _outsider_lines(outsiders: Sequence[tuple[str, str]]) -> list[str]:
-    """Requests refused for not carrying the capability: in doctor, most likely the agent's own
-    client, which built its URL from the port rather than from the base URL it was given."""
-    if not outsiders:
-        return []
-    were = "was" if len(outsiders) == 1 else "were"
-    lines = [
-        f"{plural(len(outsiders), 'request')} arrived without flowproof's capability and "
-        f"{were} refused (403):"
-    ]
-    counted = Counter(outsiders).items()
-    lines += [f"  {count} × {method} {path}" for (method, path), count in counted]
-    lines += [
-        "Every URL flowproof gives the agent (the injected base URLs, FLOWPROOF_MCP_URL_<NAME> "
-        "and the ${flowproof.*} handles) starts its path with a secret only the agent is "
-        "given, so that no other process on the machine can use the proxy. Point the client at "
-        "one of them exactly as given, path included: a URL written with the port alone "
-        "(http://127.0.0.1:<port>/v1) lacks it, and so does one a client rebuilt from the host "
-        "and port of the URL it was given (docs/wiring.md)."
-    ]
-    return lines
-
-
-def _zero_hint() -> list[str]:
-    return [
-        "Zero means the agent's model client did not use the base URL flowproof injects:",
-        f"  {', '.join(WITH_V1)} = http://127.0.0.1:<port>/<capability>/v1",
-        f"  {', '.join((*WITHOUT_V1, *ORIGIN_ONLY))} = http://127.0.0.1:<port>/<capability>",
-        "If your client reads another variable (or a config file), map it in the spec's "
-        "agent.env with a handle:",
-        '  MY_CLIENT_BASE_URL: "${flowproof.proxy_url}"        # includes /v1',
-        '  MY_OTHER_BASE_URL: "${flowproof.proxy_url_no_v1}"   # the client appends /v1',
-        "If the agent answered without calling a model at all, try --prompt with a task that "
-        "needs one.",
-    ]
 
 
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
