@@ -177,15 +177,19 @@ class _Connection(asyncio.BufferedProtocol):
 
     def _wake(self) -> None:
         arrived = self._arrived
-        if arrived is not None and not arrived.done():
-            arrived.set_result(None)
+        if arrived is not None:
+            self._arrived = None
+            if not arrived.done():  # (done: cancelled with the connection's loop)
+                arrived.set_result(None)
 
     async def _serve(self) -> None:
         """Answer each request once it has all arrived, in order, until the connection closes:
         after an answer that does not keep it alive, a refusal, or the client's last request."""
+        parser, create_future = self._parser, asyncio.get_running_loop().create_future
         while (transport := self._transport) is not None:
             try:
-                parsed = self._parser.next_request()
+                # (Nothing unread, nothing to parse: the common case once a request is answered.)
+                parsed = parser.next_request() if parser.pending else None
             except ServerError as refused:
                 self._refuse(transport, refused)
                 return
@@ -195,8 +199,10 @@ class _Connection(asyncio.BufferedProtocol):
                 )
                 return
             if parsed is None:
-                if not await self._more(transport):
+                if not self._waits_for_more(transport):
                     return
+                self._arrived = create_future()
+                await self._arrived  # (`_wake` sets it, and clears it)
                 continue
             request, keep_alive = parsed
             try:
@@ -210,19 +216,15 @@ class _Connection(asyncio.BufferedProtocol):
                 transport.close()
                 return
 
-    async def _more(self, transport: asyncio.Transport) -> bool:
-        """Wait for more of the request in progress; False when the client sent its last."""
+    def _waits_for_more(self, transport: asyncio.Transport) -> bool:
+        """Whether the client may still send more of what is in progress (False once it sent
+        its last, and all that came is answered: then the connection is closed)."""
         if self._parser.take_continue():
             # The client waits for this (`Expect: 100-continue`) before sending its body.
             transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         elif self._client_done:
-            transport.close()  # everything the client sent is answered
+            transport.close()
             return False
-        self._arrived = asyncio.get_running_loop().create_future()
-        try:
-            await self._arrived
-        finally:
-            self._arrived = None
         return True
 
     def _refuse(self, transport: asyncio.Transport, refused: ServerError) -> None:
