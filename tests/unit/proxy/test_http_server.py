@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import time
 
 from flowproof.proxy import http
@@ -278,14 +279,22 @@ def test_a_70_kb_head_in_one_send_is_refused_431() -> None:
 
 
 ROUNDS = 21
-"""Interleaved rounds of the linear-time test: the least of many is steady on a busy machine."""
+"""Rounds of the linear-time test, each a pair sent back to back: the median of many pairs is
+steady on a busy machine."""
+LINEAR_BOUND = 3
+"""1-byte chunks cost about twice the same bytes sent with Content-Length (1.6 to 2.1 per pair,
+measured on a loaded 2-core machine); a parser that reads a chunk at a time in Python costs
+over a hundred times as much, and one that copies the body per chunk more than that."""
 
 
-def test_one_byte_chunks_cost_at_most_twice_the_same_bytes_sent_with_content_length() -> None:
+def test_one_byte_chunks_cost_a_small_multiple_of_the_same_bytes_sent_with_content_length() -> None:
     """1.2 MB of 1-byte chunks against a Content-Length request of the same 1.2 MB, over a
-    real socket, interleaved, in CPU time (which a loaded machine does not inflate). The
-    baseline carries the same bytes on the wire: reading them off the socket is a cost both
-    pay, and the parser's own work is what must stay in proportion to it."""
+    real socket, in CPU time (which a loaded machine inflates far less than wall time), in
+    pairs sent back to back in alternating order. The baseline carries the same bytes on the
+    wire: reading them off the socket is a cost both pay, and the parser's own work is what
+    must stay in proportion to it. The median pair's ratio is compared, so that neither a
+    lucky baseline nor an unlucky chunked round decides (the least of each kind did, and sat
+    right at twice the baseline)."""
     body = bytes(65 + i % 26 for i in range(200_000))
     wire = b"".join(b"1\r\n%c\r\n" % byte for byte in body) + b"0\r\n\r\n"
     requests = {
@@ -323,11 +332,12 @@ def test_one_byte_chunks_cost_at_most_twice_the_same_bytes_sent_with_content_len
         return spent
 
     spent = asyncio.run(scenario())
-    # The least of each: the cost itself, with what other processes did to the caches left out.
-    chunked, baseline = (min(spent[kind]) for kind in requests)
-    assert chunked <= 2 * baseline, (
-        f"1.2 MB of 1-byte chunks took {chunked * 1000:.1f} ms of CPU; the same bytes with "
-        f"Content-Length {baseline * 1000:.1f} ms (least of {ROUNDS}, interleaved)"
+    ratios = [c / b for c, b in zip(spent["chunked"], spent["content-length"], strict=True)]
+    ratio = statistics.median(ratios)
+    assert ratio <= LINEAR_BOUND, (
+        f"1.2 MB of 1-byte chunks took {ratio:.1f} times the CPU of the same bytes with "
+        f"Content-Length (median of {ROUNDS} pairs; least of each kind "
+        f"{min(spent['chunked']) * 1000:.1f} and {min(spent['content-length']) * 1000:.1f} ms)"
     )
 
 
