@@ -32,7 +32,7 @@ from flowproof.proxy.app import ModelCall, make_app
 from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.h1 import Headers, Request
 from flowproof.proxy.http import Response
-from flowproof.proxy.replay import ReplayBackend
+from flowproof.proxy.replay import ExactAnswers, ReplayBackend
 from flowproof.trace.model import Turn
 from flowproof.trace.store import load_trace
 from tests.conftest import ROOT
@@ -214,7 +214,7 @@ class Outcome:
     served_exact: int
 
 
-def replay(case: Case, *, exact: bool) -> Outcome:
+def replay(case: Case, *, exact: bool, answers: ExactAnswers | None = None) -> Outcome:
     async def run() -> Outcome:
         traffic = Traffic()
         if case.user_turns:
@@ -226,7 +226,7 @@ def replay(case: Case, *, exact: bool) -> Outcome:
             (lambda: conversation.current) if conversation is not None else None,
             exact=exact,
         )
-        backend = ReplayBackend(matcher, case.mocks, traffic, case.rules)
+        backend = ReplayBackend(matcher, case.mocks, traffic, case.rules, answers)
         handle = make_app(backend, traffic, CAPABILITY)
         responses = []
         for sent in case.sent:
@@ -264,6 +264,29 @@ def test_the_fast_path_and_the_slow_path_agree_on_every_request(block: int) -> N
         assert fast.unserved == slow.unserved, seed
     # The comparison means something only if the fast path served many of them.
     assert served_exact > 40
+
+
+def test_backends_that_share_what_the_fast_path_worked_out_answer_as_a_fresh_one() -> None:
+    """The same turns replayed again and again, each time by a fresh backend handed the same
+    `ExactAnswers` (as the bench's flows are): every replay answers as the slow path does,
+    the later ones from what the first worked out."""
+    served_exact = 0
+    for seed in range(40):
+        case = build_case(seed)
+        slow = replay(case, exact=False)
+        shared = ExactAnswers()
+        first, again = (
+            replay(case, exact=True, answers=shared),
+            replay(case, exact=True, answers=shared),
+        )
+        for fast in (first, again):
+            assert fast.responses == slow.responses, seed
+            assert fast.traffic.turns == slow.traffic.turns, seed
+            assert fast.unserved == slow.unserved, seed
+        served_exact += again.served_exact
+        for ours, theirs in zip(first.responses, again.responses, strict=True):
+            assert ours == theirs
+    assert served_exact > 10
 
 
 def in_conversation(case: Case, user_turns: int) -> Case:
