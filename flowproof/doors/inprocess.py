@@ -16,10 +16,9 @@ environment before flowproof set it).
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from flowproof.engine.egress import uncontained_egress
 from flowproof.engine.front import FlowRun, RunOptions, open_flow, run_opened
 from flowproof.engine.outcome import Mode
 from flowproof.guards.redaction import REDACT
+from flowproof.host.environ import lent
 from flowproof.mcp.boundary import McpBoundary
 from flowproof.spec.refs import resolve
 
@@ -120,15 +120,13 @@ def in_process_flow(
         thread.join()
         _raise_for(handover, None, write_record)
         raise AssertionError("flowproof: the flow could not start")  # unreachable
-    saved = {name: os.environ.get(name) for name in handover.flow.environment}
-    os.environ.update(handover.flow.environment)
     try:
-        yield handover.flow
+        with lent(handover.flow.environment):
+            yield handover.flow
     except BaseException as exc:
         handover.agent_error = f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        _restore(saved)
         assert handover.loop is not None and handover.finished is not None
         handover.loop.call_soon_threadsafe(handover.finished.set)
         thread.join()
@@ -136,20 +134,13 @@ def in_process_flow(
 
 
 def _injected(context: FlowContext, port: int, tool_boundary: McpBoundary) -> InProcessFlow:
-    """The variables a command agent would have been given that differ from this process's."""
+    """The variables a command agent would have been given that differ from this process's
+    (as the flow read it when it opened)."""
     wiring = agent_wiring(context, port, tool_boundary)
-    full = wiring.environment
-    changed = {name: value for name, value in full.items() if os.environ.get(name) != value}
+    full, own = wiring.environment, context.environ
+    changed = {name: value for name, value in full.items() if own.get(name) != value}
     turns = tuple(resolve(turn.text, context.environ) for turn in context.loaded.conversation)
     return InProcessFlow(wiring.prompt, changed, turns)
-
-
-def _restore(saved: Mapping[str, str | None]) -> None:
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 def _raise_for(handover: _Handover, flow: InProcessFlow | None, write_record: bool) -> None:

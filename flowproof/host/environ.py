@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 LOADER_PATHS = ("LD_LIBRARY_PATH", "LIBPATH", "DYLD_LIBRARY_PATH")
 """The dynamic-loader search paths a PyInstaller bootloader may set (Linux, AIX, macOS)."""
@@ -28,6 +29,22 @@ LOADER_PATHS = ("LD_LIBRARY_PATH", "LIBPATH", "DYLD_LIBRARY_PATH")
 def own_environ() -> dict[str, str]:
     """flowproof's own environment, as it is now: a copy."""
     return dict(os.environ)
+
+
+@contextmanager
+def lent(variables: Mapping[str, str]) -> Iterator[None]:
+    """flowproof's own environment with `variables` set, for the block (an in-process agent
+    reads its wiring from there), then as it was: a variable that was unset is unset again."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def host_environ(environ: Mapping[str, str]) -> dict[str, str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import wraps
@@ -26,6 +25,7 @@ from typing import Any
 
 from flowproof.core.errors import FlowproofError, SpecError
 from flowproof.guards.redaction import REDACT
+from flowproof.host.environ import own_environ
 
 Result = dict[str, Any]
 
@@ -111,7 +111,7 @@ async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
         records.append(run.record)
     mode = Mode.REPLAY.value
     record = run_record(new_run_id(begun), mode, begun, summary.exit_code, records, summary.errors)
-    written = write_run_record(record, runs_dir(None, os.environ), REDACT)
+    written = write_run_record(record, runs_dir(None, own_environ()), REDACT)
     return {"run_record": str(written), **load_run_record(written).model_dump(mode="json")}
 
 
@@ -145,7 +145,7 @@ def record_not_set_up(environ: Mapping[str, str]) -> str | None:
 async def record_spec(path: str, keep_matching: bool = False) -> Result:
     from flowproof.doors.api import Flow
 
-    refused = record_not_set_up(os.environ)
+    refused = record_not_set_up(own_environ())
     if refused is not None:
         return {"recorded": False, **error("record_not_set_up", refused, spec=path)}
     async with _FLOWS:
