@@ -33,10 +33,9 @@ from typing import Any, Literal
 from flowproof.engine.front import FlowRun, RunOptions, run_spec, single_run_record
 from flowproof.engine.outcome import Mode
 from flowproof.guards.redaction import REDACT
+from flowproof.matching.divergence import Difference, Divergence
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
 from flowproof.runrecord.model import (
-    DifferenceRecord,
-    DivergenceRecord,
     FlowRecord,
     RunRecord,
     StepRecord,
@@ -64,14 +63,9 @@ StepVerdict = StepRecord
 record's own step, read by the names `name`, `kind`, `passed`, `verdict`, `message`,
 `observed`, `number`, `line` and `turn`."""
 
-Divergence = DivergenceRecord
-"""The first request no recorded entry served: the run record's own divergence, read by the
-names `lane`, `request`, `turn`, `fields`, `more_fields`, `envelope`, `reason`, `headline` and
-`message`."""
-
-FieldDifference = DifferenceRecord
+FieldDifference = Difference
 """One field at which the replayed request differs from the recorded one: `path`, `recorded`,
-`replayed`, `note`."""
+`replayed`, `note` (matching/divergence.py's `Difference`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,9 @@ from flowproof.assertions.kinds import step_kind
 from flowproof.assertions.trajectory import ExecutedCall, Trajectory
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
-from flowproof.matching.divergence import Divergence
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
-    DifferenceRecord,
-    DivergenceRecord,
     ErrorRecord,
     ExecutedCallRecord,
     FlowRecord,
@@ -88,7 +85,7 @@ def flow_record(
         prompt="\n".join(loaded.prompts) if loaded else "",
         conversation=[turn.text for turn in loaded.conversation] if loaded else [],
         steps=steps,
-        divergence=_divergence(flow.divergence) if flow.divergence else None,
+        divergence=flow.divergence,
         turns=turns,
         timeline=lanes.timeline(flow.lanes),
         trajectory=None if trajectory is None else trajectory_record(trajectory),
@@ -175,28 +172,6 @@ def _flow_level(flow: FlowOutcome, verdict: Verdict) -> StepRecord:
         expected=verdict.expected,
         observed=verdict.observed,
         message=verdict.message,
-    )
-
-
-def _divergence(divergence: Divergence) -> DivergenceRecord:
-    difference = divergence.difference
-    return DivergenceRecord(
-        lane=divergence.lane,
-        index=divergence.index,
-        recorded_index=divergence.recorded_index,
-        envelope=list(divergence.envelope),
-        path=difference.path if difference else None,
-        recorded=difference.recorded if difference else None,
-        replayed=difference.replayed if difference else None,
-        note=difference.note if difference else "",
-        reason=divergence.reason,
-        differences=[
-            DifferenceRecord(path=d.path, recorded=d.recorded, replayed=d.replayed, note=d.note)
-            for d in divergence.fields.shown
-        ],
-        more_differences=divergence.fields.unshown,
-        headline=divergence.headline,
-        text=divergence.render(),
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 from flowproof.assertions.paths import ABSENT, differences, format_indexed, format_path
 from flowproof.core.lanes import MODEL_LANE
@@ -51,13 +51,26 @@ class Difference:
     order", "texts differ from character N", "same JSON, different bytes"."""
 
     def __str__(self) -> str:
-        kind = f"{self.note}: " if self.note else ""
-        return f"{self.path}: {kind}recorded {self.recorded}, replayed {self.replayed}"
+        return self.line
+
+    @property
+    def location(self) -> str:
+        """Where, with the note when there is one (`(body): same JSON, different bytes`)."""
+        return f"{self.path}: {self.note}" if self.note else self.path
+
+    @property
+    def line(self) -> str:
+        """`location: recorded X, replayed Y`, as the terminal prints it."""
+        return f"{self.location}: recorded {self.recorded}, replayed {self.replayed}"
 
 
 @dataclass(frozen=True, slots=True)
 class Divergence:
-    """A replayed request that no unconsumed recorded turn serves."""
+    """A replayed request that no unconsumed recorded turn serves.
+
+    The one divergence of flowproof: the matcher and the MCP lane find it, the run record
+    stores it (runrecord/model.py describes its JSON), and every report and front door reads
+    it, by the properties below as well as by its fields."""
 
     lane: str
     """Which boundary: "model" for a model call."""
@@ -129,6 +142,71 @@ class Divergence:
             f"request {self.index} matches no recorded turn "
             f"(compared with recorded turn {self.recorded_index})"
         )
+
+    @property
+    def on_mcp(self) -> bool:
+        """On an MCP lane: `index` and `recorded_index` count that lane's calls, not turns."""
+        return self.lane != MODEL_LANE
+
+    @property
+    def subject(self) -> str:
+        """`request 3` (model) or `mcp.files call 3`."""
+        return f"{self.lane} call {self.index}" if self.on_mcp else f"request {self.index}"
+
+    @property
+    def recorded_noun(self) -> str:
+        """What `recorded_index` counts: `turn` or `call`."""
+        return "call" if self.on_mcp else "turn"
+
+    @property
+    def show_detail(self) -> bool:
+        """An extra call's detail is already in its headline; an envelope line is not repeated."""
+        return self.recorded_index is not None and self.detail not in self.envelope
+
+    @property
+    def text(self) -> str:
+        """The whole divergence message, as flowproof prints it (`render()`)."""
+        return self.render()
+
+    # The first difference's parts, and the Python API's names (doors/api.py), kept for
+    # their readers.
+
+    @property
+    def path(self) -> str | None:
+        """The first path at which the bodies differ; None when there is none."""
+        return self.difference.path if self.difference else None
+
+    @property
+    def recorded(self) -> str | None:
+        return self.difference.recorded if self.difference else None
+
+    @property
+    def replayed(self) -> str | None:
+        return self.difference.replayed if self.difference else None
+
+    @property
+    def note(self) -> str:
+        return self.difference.note if self.difference else ""
+
+    @property
+    def request(self) -> int:
+        """`index`: the 1-based arrival number of the request that diverged."""
+        return self.index
+
+    @property
+    def turn(self) -> int | None:
+        """`recorded_index`: the recorded turn (or MCP call) it was compared with."""
+        return self.recorded_index
+
+    @property
+    def more_fields(self) -> int:
+        """`unshown`: how many more fields differ beyond `fields`."""
+        return self.unshown
+
+    @property
+    def message(self) -> str:
+        """`text`: the whole divergence message."""
+        return self.render()
 
     def render(self) -> str:
         lines = [self.headline, *self.envelope]
@@ -246,12 +324,23 @@ def find_difference(recorded: Any, replayed: Any) -> Difference | None:
 
 
 @dataclass(frozen=True, slots=True)
-class FieldDifferences:
-    """Every field at which two bodies differ, the first `SHOWN_FIELDS` of them shown."""
+class FieldDifferences(Sequence[Difference]):
+    """Every field at which two bodies differ, the first `SHOWN_FIELDS` of them shown (a
+    sequence of those shown, the first one first)."""
 
     shown: tuple[Difference, ...] = ()
     unshown: int = 0
     """How many more differing fields there are beyond `shown`."""
+
+    @overload
+    def __getitem__(self, index: int) -> Difference: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Difference]: ...
+    def __getitem__(self, index: int | slice) -> Difference | Sequence[Difference]:
+        return self.shown[index]
+
+    def __len__(self) -> int:
+        return len(self.shown)
 
     @property
     def first(self) -> Difference | None:

@@ -17,6 +17,7 @@ from typing import Any
 from flowproof.core.errors import EXIT_FAILED, EXIT_PASSED
 from flowproof.core.readjson import read_json
 from flowproof.core.words import plural
+from flowproof.matching.divergence import Difference, Divergence
 from flowproof.report.flowfacts import (
     conversation_lines,
     declared_phrase,
@@ -25,8 +26,6 @@ from flowproof.report.flowfacts import (
 )
 from flowproof.runrecord.model import (
     ControlRecord,
-    DifferenceRecord,
-    DivergenceRecord,
     ExecutedCallRecord,
     FlowRecord,
     RunRecord,
@@ -206,7 +205,7 @@ class FlowView:
     """The user turns of a conversation flow; empty for a single-turn flow. The steps and the
     timeline are grouped by them (each step and model turn carries its `turn`)."""
     steps: list[StepView]
-    divergence: DivergenceRecord | None
+    divergence: Divergence | None
     divergence_fields: list[FieldView]
     """The divergence's differing fields, each side marked where it differs."""
     served: int
@@ -385,7 +384,7 @@ def _turns_phrase(mode: str, flow: FlowRecord) -> str:
     return f"served {served} of {plural(recorded, 'recorded turn')}"
 
 
-def _failure_type(passed: bool, divergence: DivergenceRecord | None, steps: list[StepView]) -> str:
+def _failure_type(passed: bool, divergence: Divergence | None, steps: list[StepView]) -> str:
     if passed:
         return ""
     if divergence is not None:
@@ -395,7 +394,7 @@ def _failure_type(passed: bool, divergence: DivergenceRecord | None, steps: list
     return "run"
 
 
-def _field(data: DifferenceRecord) -> FieldView:
+def _field(data: Difference) -> FieldView:
     recorded, replayed = mark_change(data.recorded, data.replayed)
     return FieldView(data.location, data.line, recorded, replayed)
 

@@ -117,4 +117,50 @@ def _kind_rows(timeline: list[Document], to_format: int) -> list[Document]:
     return rows
 
 
-MIGRATIONS: dict[int, Callable[[Document], Document]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+_IN_TURN = re.compile(r"turn (?P<turn>\d+), request (?P<request>\d+) \(request \d+ of the flow\)")
+_SHAPE = re.compile(
+    r"conversation shape changed at turn (?P<turn>\d+): "
+    r"recorded (?P<recorded>\d+) requests?, replayed (?P<replayed>\d+)"
+)
+_REMEDY = "remedy: "
+
+
+def _migrate_3_to_4(document: Document) -> Document:
+    """Format 4 stores a divergence whole, so that its headline and text are worded from its
+    fields when it is read: the remedy, and in a conversation the user turn, the request's
+    place in it and the turn's changed shape, which format 3 kept only in those sentences."""
+    migrated = dict(document)
+    migrated["format_version"] = 4
+    migrated["flows"] = [
+        {**flow, "divergence": _whole_divergence(flow["divergence"])}
+        if isinstance(flow, dict) and isinstance(flow.get("divergence"), dict)
+        else flow
+        for flow in document.get("flows", [])
+    ]
+    return migrated
+
+
+def _whole_divergence(data: Document) -> Document:
+    headline, text = str(data.get("headline", "")), str(data.get("text", ""))
+    remedies = [line[len(_REMEDY) :] for line in text.splitlines() if line.startswith(_REMEDY)]
+    facts: Document = {"remedy": remedies[-1] if remedies else ""}
+    if shape := _SHAPE.match(headline):
+        replayed = int(shape["replayed"])
+        facts |= {
+            "conversation_turn": int(shape["turn"]),
+            "turn_request": replayed,
+            "shape": [int(shape["recorded"]), replayed],
+        }
+    elif in_turn := _IN_TURN.match(headline):
+        facts |= {
+            "conversation_turn": int(in_turn["turn"]),
+            "turn_request": int(in_turn["request"]),
+        }
+    return {**data, **facts}
+
+
+MIGRATIONS: dict[int, Callable[[Document], Document]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+}

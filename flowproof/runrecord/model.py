@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Tag
+from pydantic import Discriminator, GetCoreSchemaHandler, GetPydanticSchema, Tag
+from pydantic_core import CoreSchema, core_schema
 
 from flowproof.core.lanes import MODEL_LANE
+from flowproof.matching.divergence import Difference, Divergence
 from flowproof.runrecord.base import LaneRow
 from flowproof.runrecord.base import RecordModel as _Model
 from flowproof.trace.kinds import row_types
 
-FORMAT_VERSION: Literal[3] = 3
+FORMAT_VERSION: Literal[4] = 4
 """Bump when the layout changes, and add a migration in runrecord/migrate.py."""
 
 FlowVerdict = Literal["pass", "fail"]
@@ -100,7 +102,7 @@ must describe every row a record may hold. A row type is named by its registrati
 kind's class, so building the run record's model never loads a kind's behaviour."""
 
 
-class DifferenceRecord(_Model):
+class DifferenceLayout(_Model):
     """One field at which a request differs from the recorded one."""
 
     path: str
@@ -112,18 +114,8 @@ class DifferenceRecord(_Model):
     note: str = ""
     """A qualifier of the difference (`same keys in a different order`, ...)."""
 
-    @property
-    def location(self) -> str:
-        """Where, with the qualifier when there is one (`(body): same JSON, different bytes`)."""
-        return f"{self.path}: {self.note}" if self.note else self.path
 
-    @property
-    def line(self) -> str:
-        """`location: recorded X, replayed Y`, as the terminal prints it."""
-        return f"{self.location}: recorded {self.recorded}, replayed {self.replayed}"
-
-
-class DivergenceRecord(_Model):
+class DivergenceLayout(_Model):
     """The first request no recorded entry served."""
 
     lane: str
@@ -146,78 +138,104 @@ class DivergenceRecord(_Model):
     """A qualifier of the difference (`same keys in a different order`, ...)."""
     reason: str = ""
     """Why there is no path to show (an extra call; equal bodies)."""
-    differences: list[DifferenceRecord] = []
+    differences: list[DifferenceLayout] = []
     """Every differing field shown, `path` first (at most ten)."""
     more_differences: int = 0
     """How many more fields differ beyond `differences`."""
+    remedy: str = ""
+    """What to declare so that the request matches, when the difference's shape says it (a
+    date, a per-run id); empty otherwise."""
+    conversation_turn: int | None = None
+    """In a `conversation:` flow, the user turn the request was sent in."""
+    turn_request: int | None = None
+    """In a `conversation:` flow, the request's 1-based place among its user turn's."""
+    shape: tuple[int, int] | None = None
+    """(recorded, replayed) model requests of the user turn, when the replay sent more
+    requests in it than its recording holds: the conversation's shape changed."""
     headline: str
-    """Its first line: which request, compared with which recorded entry."""
+    """Its first line: which request, compared with which recorded entry (worded from the
+    fields above; not read back)."""
     text: str
-    """The whole divergence message, as flowproof printed it."""
+    """The whole divergence message, as flowproof printed it (worded from the fields above;
+    not read back)."""
 
-    # Read by every report and front door, so that none of them re-shapes the divergence.
 
-    @property
-    def on_mcp(self) -> bool:
-        """On an MCP lane: `index` and `recorded_index` count that lane's calls, not turns."""
-        return self.lane != MODEL_LANE
+def _laid_out(divergence: Any) -> Any:
+    """A divergence as the record lays it out (anything else is left to the layout's check)."""
+    if not isinstance(divergence, Divergence):
+        return divergence
+    return {
+        "lane": divergence.lane,
+        "index": divergence.index,
+        "recorded_index": divergence.recorded_index,
+        "envelope": list(divergence.envelope),
+        "path": divergence.path,
+        "recorded": divergence.recorded,
+        "replayed": divergence.replayed,
+        "note": divergence.note,
+        "reason": divergence.reason,
+        "differences": [_difference_laid_out(d) for d in divergence.fields],
+        "more_differences": divergence.unshown,
+        "remedy": divergence.remedy,
+        "conversation_turn": divergence.conversation_turn,
+        "turn_request": divergence.turn_request,
+        "shape": list(divergence.shape) if divergence.shape is not None else None,
+        "headline": divergence.headline,
+        "text": divergence.render(),
+    }
 
-    @property
-    def subject(self) -> str:
-        """`request 3` (model) or `mcp.files call 3`."""
-        return f"{self.lane} call {self.index}" if self.on_mcp else f"request {self.index}"
 
-    @property
-    def recorded_noun(self) -> str:
-        """What `recorded_index` counts: `turn` or `call`."""
-        return "call" if self.on_mcp else "turn"
+def _difference_laid_out(difference: Difference) -> dict[str, str]:
+    return {
+        "path": difference.path,
+        "recorded": difference.recorded,
+        "replayed": difference.replayed,
+        "note": difference.note,
+    }
 
-    @property
-    def fields(self) -> list[DifferenceRecord]:
-        """Every differing field shown, the first one first; a record written before they
-        were all kept has its first one alone."""
-        if self.differences or self.path is None:
-            return list(self.differences)
-        first = DifferenceRecord(
-            path=self.path,
-            recorded=self.recorded or "",
-            replayed=self.replayed or "",
-            note=self.note,
-        )
-        return [first]
 
-    @property
-    def detail(self) -> str:
-        """The first differing field's line, or the reason there is none."""
-        fields = self.fields
-        return fields[0].line if fields else self.reason
+def _read(layout: DivergenceLayout) -> Divergence:
+    """The divergence a record's layout holds; its headline and text are worded again from
+    the fields, never read back."""
+    fields = [Difference(d.path, d.recorded, d.replayed, d.note) for d in layout.differences]
+    if not fields and layout.path is not None:  # written before every field was kept
+        fields = [
+            Difference(layout.path, layout.recorded or "", layout.replayed or "", layout.note)
+        ]
+    return Divergence(
+        lane=layout.lane,
+        index=layout.index,
+        recorded_index=layout.recorded_index,
+        envelope=tuple(layout.envelope),
+        difference=fields[0] if fields else None,
+        reason=layout.reason,
+        remedy=layout.remedy,
+        others=tuple(fields[1:]),
+        unshown=layout.more_differences,
+        conversation_turn=layout.conversation_turn,
+        turn_request=layout.turn_request,
+        shape=layout.shape,
+    )
 
-    @property
-    def show_detail(self) -> bool:
-        """An extra call's detail is already in its headline; an envelope line is not repeated."""
-        return self.recorded_index is not None and self.detail not in self.envelope
 
-    # The Python API's names (doors/api.py), kept for its users.
+def _divergence_schema(_source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    """Checked and described by its layout; stored as laid out, read back as the one
+    divergence type (matching/divergence.py)."""
+    return core_schema.no_info_before_validator_function(
+        _laid_out,
+        core_schema.no_info_after_validator_function(
+            _read, handler.generate_schema(DivergenceLayout)
+        ),
+        serialization=core_schema.plain_serializer_function_ser_schema(_laid_out),
+    )
 
-    @property
-    def request(self) -> int:
-        """`index`: the 1-based arrival number of the request that diverged."""
-        return self.index
 
-    @property
-    def turn(self) -> int | None:
-        """`recorded_index`: the recorded turn (or MCP call) it was compared with."""
-        return self.recorded_index
+DivergenceRecord = Annotated[Divergence, GetPydanticSchema(_divergence_schema)]
+"""The first request no recorded entry served: matching/divergence.py's `Divergence`, the one
+divergence type, laid out in the record as `DivergenceLayout` describes."""
 
-    @property
-    def more_fields(self) -> int:
-        """`more_differences`: how many more fields differ beyond `fields`."""
-        return self.more_differences
-
-    @property
-    def message(self) -> str:
-        """`text`: the whole divergence message, as `flowproof run` prints it."""
-        return self.text
+DifferenceRecord = Difference
+"""One field at which a request differs from the recorded one (matching/divergence.py)."""
 
 
 class StepRecord(_Model):
@@ -385,7 +403,7 @@ class ErrorRecord(_Model):
 class RunRecord(_Model):
     """One `flowproof run` or `flowproof record`."""
 
-    format_version: Literal[3] = FORMAT_VERSION
+    format_version: Literal[4] = FORMAT_VERSION
     mode: Literal["record", "replay"]
     flowproof_version: str
     run_id: str

@@ -126,7 +126,7 @@ def make_flow(
 def make_record(flows: list[dict], errors: list[str] = ()) -> dict[str, Any]:  # type: ignore[assignment]
     failed = any(flow["verdict"] == "fail" for flow in flows)
     return {
-        "format_version": 3,
+        "format_version": 4,
         "flowproof_version": "0.1.0",
         "run_id": RUN_ID,
         "mode": "replay",

@@ -15,7 +15,7 @@ from flowproof.engine.outcome import FlowOutcome, Mode
 from flowproof.engine.runrecord import flow_record
 from flowproof.mcp.lane import Call, Notice, ServerRequest
 from flowproof.mcp.rows import McpTimelineEntry
-from flowproof.runrecord.model import RunRecord, TimelineEntry
+from flowproof.runrecord.model import FORMAT_VERSION, RunRecord, TimelineEntry
 from flowproof.runrecord.store import load_run_record, parse_run_record
 from flowproof.spec.load import load_spec
 from flowproof.trace.model import Lane
@@ -160,7 +160,7 @@ def test_a_written_record_round_trips_mcp_rows() -> None:
 def test_a_format_2_record_with_an_mcp_lane_reads_forward() -> None:
     """A real run record written by the first MCP build (its rows shaped like model turns)."""
     record = load_run_record(V2 / "mcp.report.json")
-    assert record.format_version == 3
+    assert record.format_version == FORMAT_VERSION
     rows = record.flows[0].timeline
     assert all(isinstance(row, McpTimelineEntry) for row in rows)
     calls = [

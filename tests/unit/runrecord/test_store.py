@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flowproof.core.errors import RunRecordError
+from flowproof.core.lanes import MODEL_LANE
 from flowproof.engine.runrecord import run_record
 from flowproof.guards.redaction import Redactor
-from flowproof.runrecord.model import RunRecord
+from flowproof.matching.divergence import Difference, Divergence, shape_changed
+from flowproof.runrecord.model import FORMAT_VERSION, RunRecord
 from flowproof.runrecord.store import (
     latest_run,
     load_run_record,
     new_run_id,
+    parse_run_record,
     runs_dir,
     write_run_record,
 )
@@ -59,7 +63,7 @@ def test_a_newer_run_record_is_refused_naming_both_versions(tmp_path: Path) -> N
     with pytest.raises(
         RunRecordError,
         match=r"newer flowproof \(format 99\); upgrade flowproof: this one \(.*\) reads "
-        r"run-record formats up to 3",
+        rf"run-record formats up to {FORMAT_VERSION}",
     ):
         load_run_record(tmp_path)
 
@@ -67,7 +71,7 @@ def test_a_newer_run_record_is_refused_naming_both_versions(tmp_path: Path) -> N
 @pytest.mark.parametrize("name", ["golden", "demo"])
 def test_format_1_records_load_with_their_facts_in_fields(name: str) -> None:
     record = load_run_record(V1 / f"{name}.report.json")
-    assert record.format_version == 3
+    assert record.format_version == FORMAT_VERSION
     if name == "golden":
         refused = record.flows[2].steps[0]
         assert (refused.kind, refused.passed, refused.file) == (
@@ -90,3 +94,53 @@ def test_the_runs_dir_is_the_option_then_the_variable_then_the_default() -> None
     assert runs_dir("given", {"FLOWPROOF_RUNS_DIR": "env"}) == Path("given")
     assert runs_dir(None, {"FLOWPROOF_RUNS_DIR": "env"}) == Path("env")
     assert runs_dir(None, {}) == Path(".flowproof/runs")
+
+
+def _format_3_divergence(divergence: Divergence) -> dict[str, Any]:
+    """A divergence as format 3 wrote it: its conversation facts and remedy only in words."""
+    first = divergence.difference
+    return {
+        "lane": divergence.lane,
+        "index": divergence.index,
+        "recorded_index": divergence.recorded_index,
+        "envelope": list(divergence.envelope),
+        "path": first.path if first else None,
+        "recorded": first.recorded if first else None,
+        "replayed": first.replayed if first else None,
+        "note": first.note if first else "",
+        "reason": divergence.reason,
+        "differences": [
+            {"path": d.path, "recorded": d.recorded, "replayed": d.replayed, "note": d.note}
+            for d in divergence.fields
+        ],
+        "more_differences": divergence.unshown,
+        "headline": divergence.headline,
+        "text": divergence.render(),
+    }
+
+
+@pytest.mark.parametrize(
+    "divergence",
+    [
+        shape_changed(5, 2, 2, 3),
+        Divergence(
+            MODEL_LANE,
+            4,
+            3,
+            (),
+            Difference("messages[1].content", '"Mon"', '"Tue"'),
+            remedy="declare `normalize: [date]` in the spec, then record again",
+            conversation_turn=2,
+            turn_request=1,
+        ),
+    ],
+    ids=["shape-changed", "in-a-turn-with-a-remedy"],
+)
+def test_a_format_3_divergence_reads_forward_worded_as_it_was(divergence: Divergence) -> None:
+    flow = make_flow()
+    document = {**golden_record(), "format_version": 3, "flows": [flow]}
+    flow["divergence"] = _format_3_divergence(divergence)
+    record = parse_run_record(document, "report.json")
+    read = record.flows[0].divergence
+    assert read == divergence
+    assert (read.headline, read.render()) == (divergence.headline, divergence.render())
