@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from flowproof.report.flowfacts import FlowCounts, flow_counts
 from flowproof.runrecord.base import RecordModel
 
 if TYPE_CHECKING:
@@ -16,17 +17,6 @@ class WrittenReport(RecordModel):
     kind: Literal["html", "markdown", "junit"]
     path: str
     """As given on the command line."""
-
-
-class FlowCounts(RecordModel):
-    """The run's flows by outcome, as its summary line counts them."""
-
-    passed: int
-    failed: int
-    """Failed, not counting a flow a signal cut short."""
-    interrupted: int
-    not_run: int
-    """Specs that could not be run at all (configuration errors)."""
 
 
 class ReportDocument(RecordModel):
@@ -48,7 +38,6 @@ class ReportDocument(RecordModel):
 def report_document(
     record: RunRecord, sources: Sequence[Path], written: Sequence[tuple[str, str]]
 ) -> dict[str, Any]:
-    flows = record.flows
     document = ReportDocument(
         run_id=record.run_id,
         mode=record.mode,
@@ -56,11 +45,6 @@ def report_document(
         sources=[str(source) for source in sources],
         merged=len(sources) > 1,
         written=[WrittenReport.model_validate({"kind": k, "path": p}) for k, p in written],
-        flows=FlowCounts(
-            passed=sum(flow.verdict == "pass" for flow in flows),
-            failed=sum(flow.verdict == "fail" and flow.interrupted is None for flow in flows),
-            interrupted=sum(flow.interrupted is not None for flow in flows),
-            not_run=len(record.errors),
-        ),
+        flows=flow_counts(record),
     )
     return document.model_dump(mode="json")

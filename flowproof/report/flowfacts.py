@@ -1,6 +1,6 @@
-"""What every report reads off a flow record the same way: the user turns of a conversation,
-the warnings listed under a flow, what the flow declared about its request bodies, and its tool
-lanes as their kinds draw them.
+"""What every report reads off a run record the same way: the run's flows counted by outcome,
+the user turns of a conversation, the warnings listed under a flow, what the flow declared
+about its request bodies, and its tool lanes as their kinds draw them.
 
 Below both the terminal summary (terminal.py) and the view the templates read (view.py), so
 each says these things in the same words without importing the other.
@@ -12,8 +12,31 @@ import json
 from typing import Any
 
 from flowproof.core.words import plural
-from flowproof.runrecord.model import FlowRecord, TimelineEntry
+from flowproof.runrecord.base import RecordModel
+from flowproof.runrecord.model import FlowRecord, RunRecord, TimelineEntry
 from flowproof.trace.kinds import kind_named
+
+
+class FlowCounts(RecordModel):
+    """The run's flows by outcome, as its summary line counts them."""
+
+    passed: int
+    failed: int
+    """Failed, not counting a flow a signal cut short."""
+    interrupted: int
+    not_run: int
+    """Specs that could not be run at all (configuration errors)."""
+
+
+def flow_counts(run: RunRecord) -> FlowCounts:
+    """The summary line's counts (report/terminal.py), and `report --json`'s."""
+    flows = run.flows
+    return FlowCounts(
+        passed=sum(flow.verdict == "pass" for flow in flows),
+        failed=sum(flow.verdict == "fail" and flow.interrupted is None for flow in flows),
+        interrupted=sum(flow.interrupted is not None for flow in flows),
+        not_run=len(run.errors),
+    )
 
 
 def conversation_lines(flow: FlowRecord) -> list[str]:

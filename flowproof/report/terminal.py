@@ -17,7 +17,7 @@ from typing import Literal
 
 from flowproof.core.words import plural
 from flowproof.guards.workflow_commands import quoted
-from flowproof.report.flowfacts import conversation_lines, flow_warnings, mcp_calls
+from flowproof.report.flowfacts import conversation_lines, flow_counts, flow_warnings, mcp_calls
 from flowproof.runrecord.model import FlowRecord, RunRecord
 
 RunMode = Literal["record", "replay"]
@@ -56,13 +56,12 @@ def error_lines(spec: str, message: str) -> list[str]:
 def summary_line(run: RunRecord) -> str:
     """`flows: N passed, M failed`, then the specs that never ran and the interrupting signal.
     A flow a signal cut short is neither passed nor failed: the signal is named instead."""
-    passed = sum(flow.verdict == "pass" for flow in run.flows)
-    failed = sum(flow.verdict == "fail" and flow.interrupted is None for flow in run.flows)
-    tail = f", {len(run.errors)} not run (configuration errors)" if run.errors else ""
+    counts = flow_counts(run)
+    tail = f", {counts.not_run} not run (configuration errors)" if counts.not_run else ""
     interrupted_by = _interrupting_signal(run.exit_code)
     if interrupted_by is not None:
         tail += f"; interrupted by {interrupted_by}"
-    return f"\nflows: {passed} passed, {failed} failed{tail}"
+    return f"\nflows: {counts.passed} passed, {counts.failed} failed{tail}"
 
 
 def _verdict(flow: FlowRecord) -> str:
