@@ -187,61 +187,133 @@ class ControlView:
 
 @dataclass(frozen=True, slots=True)
 class FlowView:
+    """One flow of the run as the templates read it: its record, and what the reports show of
+    it beyond its fields. A fact the record holds as it is shown is read from the record (the
+    properties below), never copied."""
+
+    record: FlowRecord
     index: int
     """1-based position in the run (the record's order)."""
     anchor: str
-    spec: str
-    name: str
-    passed: bool
-    verdict: str
-    reasons: list[str]
     other_reasons: list[str]
     """The reasons the divergence block does not already show."""
-    first_reason: str
     failure_type: str
     """divergence | assertion | run ('' when passed): why, in one word, for JUnit."""
-    prompt: str
     conversation: list[UserTurnView]
     """The user turns of a conversation flow; empty for a single-turn flow. The steps and the
     timeline are grouped by them (each step and model turn carries its `turn`)."""
     steps: list[StepView]
-    divergence: Divergence | None
     divergence_fields: list[FieldView]
     """The divergence's differing fields, each side marked where it differs."""
-    served: int
-    recorded: int
     turns_phrase: str
     timeline: list[TurnView]
     """The model turns only; MCP lanes are in `mcp_lanes`."""
     mcp_lanes: list[McpLaneView]
     """Each tool lane, as its lane kind draws it (`LaneKind.lane_view`)."""
-    mcp_calls: int
-    """Calls on every MCP lane together."""
-    mcp_phrase: str
-    """Each MCP lane's counts, `; `-joined ('' when the flow has none)."""
     declared_phrase: str
     """What the flow declared about its request bodies: `normalised: cwd, date · matched
     ignoring: metadata.user_id` ('' when nothing)."""
-    normalized: list[str]
-    """The `normalize:` entries (the markdown shows each as code)."""
-    ignored_fields: list[str]
-    """The `ignore_fields:` paths."""
-    has_trajectory: bool
-    tool_calls: list[ToolCallRecord]
-    """What the model ASKED for."""
-    executed: list[ExecutedCallRecord]
-    """What the agent EXECUTED at the MCP tool boundary."""
     reply: Block | None
     reply_turn: int | None
     """The timeline turn whose text is the reply, so the timeline shows it once."""
-    reply_absent_reason: str
     warnings: list[str]
-    trace: str
-    trace_changes: list[str]
-    """At a re-record: what changed against the trace it replaced (`record --diff`'s lines)."""
+    """The record's warnings, and the requests refused from outside the agent."""
     control: ControlView | None
-    duration: float | None
-    """Seconds, when the record carries a per-flow `duration`."""
+
+    @property
+    def spec(self) -> str:
+        return self.record.spec
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def verdict(self) -> str:
+        return self.record.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.record.verdict == "pass"
+
+    @property
+    def reasons(self) -> list[str]:
+        return self.record.reasons
+
+    @property
+    def first_reason(self) -> str:
+        return self.record.reasons[0] if self.record.reasons else ""
+
+    @property
+    def prompt(self) -> str:
+        return self.record.prompt
+
+    @property
+    def divergence(self) -> Divergence | None:
+        return self.record.divergence
+
+    @property
+    def served(self) -> int:
+        return self.record.turns.served
+
+    @property
+    def recorded(self) -> int:
+        return self.record.turns.recorded
+
+    @property
+    def mcp_calls(self) -> int:
+        """Calls on every MCP lane together."""
+        return sum(int(lane.calls) for lane in self.mcp_lanes)
+
+    @property
+    def mcp_phrase(self) -> str:
+        """Each MCP lane's counts, `; `-joined ('' when the flow has none)."""
+        return "; ".join(lane.phrase for lane in self.mcp_lanes)
+
+    @property
+    def normalized(self) -> list[str]:
+        """The `normalize:` entries (the markdown shows each as code)."""
+        return self.record.normalized
+
+    @property
+    def ignored_fields(self) -> list[str]:
+        """The `ignore_fields:` paths."""
+        return self.record.ignored_fields
+
+    @property
+    def has_trajectory(self) -> bool:
+        return self.record.trajectory is not None
+
+    @property
+    def tool_calls(self) -> list[ToolCallRecord]:
+        """What the model ASKED for."""
+        trajectory = self.record.trajectory
+        return trajectory.tool_calls if trajectory else []
+
+    @property
+    def executed(self) -> list[ExecutedCallRecord]:
+        """What the agent EXECUTED at the MCP tool boundary."""
+        trajectory = self.record.trajectory
+        return trajectory.executed if trajectory else []
+
+    @property
+    def reply_absent_reason(self) -> str:
+        trajectory = self.record.trajectory
+        return trajectory.reply_absent_reason if trajectory else ""
+
+    @property
+    def trace(self) -> str:
+        return self.record.trace or ""
+
+    @property
+    def trace_changes(self) -> list[str]:
+        """At a re-record: what changed against the trace it replaced (`record --diff`'s lines)."""
+        return self.record.trace_changes
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds, when the record carries a per-flow `duration`."""
+        return self.record.duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,48 +327,75 @@ class ErrorView:
 
 @dataclass(frozen=True, slots=True)
 class RunView:
-    run_id: str
-    mode: str
-    flowproof_version: str
-    format_version: int
-    started_at: str
-    ended_at: str
-    timestamp: str
-    """`started_at` without its zone designator (JUnit's timestamp; the record's times are UTC)."""
-    duration: float | None
-    exit_code: int
-    status: str
-    """passed | failed | error"""
+    """The run as the templates read it: its record, its flows' views (failed first) and what
+    the reports show beyond the record's fields, which are read from it (the properties)."""
+
+    record: RunRecord
     errors: list[ErrorView]
     flows: list[FlowView]
     """Failed flows first, each group in run order."""
-    failed: int
-    passed: int
-    record_path: str
+
+    @property
+    def run_id(self) -> str:
+        return self.record.run_id
+
+    @property
+    def mode(self) -> str:
+        return self.record.mode
+
+    @property
+    def flowproof_version(self) -> str:
+        return self.record.flowproof_version
+
+    @property
+    def format_version(self) -> int:
+        return self.record.format_version
+
+    @property
+    def started_at(self) -> str:
+        return self.record.started_at
+
+    @property
+    def ended_at(self) -> str:
+        return self.record.ended_at
+
+    @property
+    def timestamp(self) -> str:
+        """`started_at` without its zone designator (JUnit's timestamp; the times are UTC)."""
+        return self.record.started_at.removesuffix("Z")
+
+    @property
+    def duration(self) -> float | None:
+        return _seconds_between(self.record.started_at, self.record.ended_at)
+
+    @property
+    def exit_code(self) -> int:
+        return self.record.exit_code
+
+    @property
+    def status(self) -> str:
+        """passed | failed | error"""
+        return _STATUS.get(self.record.exit_code, "error")
+
+    @property
+    def failed(self) -> int:
+        return sum(not flow.passed for flow in self.flows)
+
+    @property
+    def passed(self) -> int:
+        return len(self.flows) - self.failed
+
+    @property
+    def record_path(self) -> str:
+        return f".flowproof/runs/{self.record.run_id}/report.json"
 
 
 def build_view(record: RunRecord) -> RunView:
     """The view of one run record (already validated by its model)."""
     flows = [_flow(index, flow, record.mode) for index, flow in enumerate(record.flows, 1)]
     flows.sort(key=lambda flow: flow.passed)  # stable: run order kept within each group
-    failed = sum(not flow.passed for flow in flows)
-    return RunView(
-        run_id=record.run_id,
-        mode=record.mode,
-        flowproof_version=record.flowproof_version,
-        format_version=record.format_version,
-        started_at=record.started_at,
-        ended_at=record.ended_at,
-        timestamp=record.started_at.removesuffix("Z"),
-        duration=_seconds_between(record.started_at, record.ended_at),
-        exit_code=record.exit_code,
-        status=_STATUS.get(record.exit_code, "error"),
-        errors=[ErrorView(error.spec or "", error.message) for error in record.errors],
-        flows=flows,
-        failed=failed,
-        passed=len(flows) - failed,
-        record_path=f".flowproof/runs/{record.run_id}/report.json",
-    )
+    errors = [ErrorView(error.spec or "", error.message) for error in record.errors]
+    return RunView(record, errors, flows)
 
 
 def flow_view(flow: FlowRecord, mode: str) -> FlowView:
@@ -307,23 +406,15 @@ def flow_view(flow: FlowRecord, mode: str) -> FlowView:
 def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
     divergence = flow.divergence
     steps = [_step(step) for step in flow.steps]
-    passed = flow.verdict == "pass"
     trajectory = flow.trajectory
     reply = block(trajectory.reply) if trajectory and trajectory.reply is not None else None
     timeline = [_turn(row) for row in flow.timeline if isinstance(row, TimelineEntry)]
-    mcp_lanes: list[McpLaneView] = tool_lanes(flow)
     return FlowView(
+        record=flow,
         index=index,
         anchor=f"flow-{index}",
-        spec=flow.spec,
-        name=flow.name,
-        passed=passed,
-        verdict=flow.verdict,
-        reasons=list(flow.reasons),
         other_reasons=[r for r in flow.reasons if divergence is None or r != divergence.text],
-        first_reason=flow.reasons[0] if flow.reasons else "",
-        failure_type=_failure_type(passed, divergence, steps),
-        prompt=flow.prompt,
+        failure_type=_failure_type(flow.verdict == "pass", divergence, steps),
         conversation=[
             UserTurnView(number, text, summary)
             for (number, text), summary in zip(
@@ -331,29 +422,15 @@ def _flow(index: int, flow: FlowRecord, mode: str) -> FlowView:
             )
         ],
         steps=_grouped(steps),
-        divergence=divergence,
         divergence_fields=[_field(d) for d in divergence.fields] if divergence else [],
-        served=flow.turns.served,
-        recorded=flow.turns.recorded,
         turns_phrase=_turns_phrase(mode, flow),
         timeline=timeline,
-        mcp_lanes=mcp_lanes,
-        mcp_calls=sum(lane.calls for lane in mcp_lanes),
-        mcp_phrase="; ".join(lane.phrase for lane in mcp_lanes),
+        mcp_lanes=tool_lanes(flow),
         declared_phrase=declared_phrase(flow),
-        normalized=list(flow.normalized),
-        ignored_fields=list(flow.ignored_fields),
-        has_trajectory=trajectory is not None,
-        tool_calls=list(trajectory.tool_calls) if trajectory else [],
-        executed=list(trajectory.executed) if trajectory else [],
         reply=reply,
         reply_turn=next((t.number for t in reversed(timeline) if reply and t.text == reply), None),
-        reply_absent_reason=trajectory.reply_absent_reason if trajectory else "",
         warnings=flow_warnings(flow),
-        trace=flow.trace or "",
-        trace_changes=list(flow.trace_changes),
         control=_control(flow.control) if flow.control else None,
-        duration=flow.duration,
     )
 
 
