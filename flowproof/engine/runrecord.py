@@ -13,14 +13,13 @@ from flowproof._version import __version__
 from flowproof.assertions.evaluate import Verdict, at_tool_boundary
 from flowproof.assertions.grammar import ToolCallAssertion
 from flowproof.assertions.kinds import step_kind
-from flowproof.assertions.trajectory import ExecutedCall, Trajectory
+from flowproof.assertions.trajectory import Trajectory
 from flowproof.engine import lanes
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome
 from flowproof.runrecord.model import (
     ControlEvidence,
     ControlRecord,
     ErrorRecord,
-    ExecutedCallRecord,
     FlowRecord,
     FlowVerdict,
     RunRecord,
@@ -108,7 +107,7 @@ def trajectory_record(trajectory: Trajectory) -> TrajectoryRecord:
         tool_calls=[
             ToolCallRecord(name=c.name, arguments=c.arguments) for c in trajectory.tool_calls
         ],
-        executed=[_executed(call) for call in trajectory.executed],
+        executed=list(trajectory.executed),
         reply=trajectory.reply,
         reply_absent_reason=trajectory.reply_absent_reason,
     )
@@ -125,18 +124,6 @@ def _control_lanes(loaded: LoadedSpec) -> list[str]:
             if lane is not None:
                 found.add(lane)
     return sorted(found)
-
-
-def _executed(call: ExecutedCall) -> ExecutedCallRecord:
-    """A tool-boundary call as the run record writes it."""
-    return ExecutedCallRecord(
-        name=call.name,
-        server=call.server,
-        tool=call.tool,
-        arguments=call.arguments,
-        call=call.call,
-        mocked=call.mocked,
-    )
 
 
 def _step_record(

@@ -12,11 +12,13 @@ document before it is written, and prompts are stored as the spec wrote them (`$
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, GetCoreSchemaHandler, GetPydanticSchema, Tag
 from pydantic_core import CoreSchema, core_schema
 
+from flowproof.assertions.trajectory import ExecutedCall
 from flowproof.core.lanes import MODEL_LANE
 from flowproof.matching.divergence import Difference, Divergence
 from flowproof.runrecord.base import LaneRow
@@ -160,10 +162,8 @@ class DivergenceLayout(_Model):
     not read back)."""
 
 
-def _laid_out(divergence: Any) -> Any:
-    """A divergence as the record lays it out (anything else is left to the layout's check)."""
-    if not isinstance(divergence, Divergence):
-        return divergence
+def _laid_out(divergence: Divergence) -> dict[str, Any]:
+    """A divergence as the record lays it out."""
     return {
         "lane": divergence.lane,
         "index": divergence.index,
@@ -218,19 +218,27 @@ def _read(layout: DivergenceLayout) -> Divergence:
     )
 
 
-def _divergence_schema(_source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-    """Checked and described by its layout; stored as laid out, read back as the one
-    divergence type (matching/divergence.py)."""
-    return core_schema.no_info_before_validator_function(
-        _laid_out,
-        core_schema.no_info_after_validator_function(
-            _read, handler.generate_schema(DivergenceLayout)
-        ),
-        serialization=core_schema.plain_serializer_function_ser_schema(_laid_out),
-    )
+def _stored_as(
+    layout: type[_Model], kind: type, laid_out: Callable[[Any], Any], read: Callable[[Any], Any]
+) -> GetPydanticSchema:
+    """A value of `kind` (a frozen dataclass of a lower layer), checked and described in the
+    record by its `layout`, stored as `laid_out` lays it out and read back by `read`: the
+    record holds the type itself, not a copy of it."""
+
+    def as_layout(value: Any) -> Any:
+        return laid_out(value) if isinstance(value, kind) else value
+
+    def schema(_source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(
+            as_layout,
+            core_schema.no_info_after_validator_function(read, handler.generate_schema(layout)),
+            serialization=core_schema.plain_serializer_function_ser_schema(as_layout),
+        )
+
+    return GetPydanticSchema(schema)
 
 
-DivergenceRecord = Annotated[Divergence, GetPydanticSchema(_divergence_schema)]
+DivergenceRecord = Annotated[Divergence, _stored_as(DivergenceLayout, Divergence, _laid_out, _read)]
 """The first request no recorded entry served: matching/divergence.py's `Divergence`, the one
 divergence type, laid out in the record as `DivergenceLayout` describes."""
 
@@ -284,11 +292,12 @@ class TurnCounts(_Model):
     """Model turns in the trace (replay only; 0 at record)."""
 
 
-class ExecutedCallRecord(_Model):
+class ExecutedCallLayout(_Model):
     """A tool call the agent EXECUTED at the MCP tool boundary (a `tools/call` on a lane)."""
 
     name: str
-    """`<server>/<tool>`, as `assert_tool_call` steps name it."""
+    """`<server>/<tool>`, as `assert_tool_call` steps name it (worded from `server` and
+    `tool`; not read back)."""
     server: str
     tool: str
     arguments: Any
@@ -297,6 +306,28 @@ class ExecutedCallRecord(_Model):
     """Its 1-based number among the calls of lane `mcp.<server>` (the timeline row's `call`)."""
     mocked: bool
     """Answered by flowproof from the spec; the real server never ran it."""
+
+
+def _executed_laid_out(call: ExecutedCall) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "server": call.server,
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "call": call.call,
+        "mocked": call.mocked,
+    }
+
+
+def _executed_read(layout: ExecutedCallLayout) -> ExecutedCall:
+    return ExecutedCall(layout.server, layout.tool, layout.arguments, layout.call, layout.mocked)
+
+
+ExecutedCallRecord = Annotated[
+    ExecutedCall, _stored_as(ExecutedCallLayout, ExecutedCall, _executed_laid_out, _executed_read)
+]
+"""A tool call the agent executed at the MCP tool boundary: assertions/trajectory.py's
+`ExecutedCall`, the one type of it, laid out in the record as `ExecutedCallLayout` describes."""
 
 
 class TrajectoryRecord(_Model):
