@@ -6,6 +6,11 @@ reads is exactly what was recorded. Each field says what it means in the docstri
 `docs/schemas/run-record.schema.json` is generated from these models (`python -m
 flowproof.runrecord.schema`), and a test keeps the committed file current.
 
+A value a lower layer already types (a divergence: matching/divergence.py; an executed call:
+assertions/trajectory.py) is held as that type, not copied into one of the record's own: its
+`...Layout` model here checks and documents how it is stored, and reading a record gives the
+value back.
+
 It never holds a secret value: declared secrets and the record key are redacted from the whole
 document before it is written, and prompts are stored as the spec wrote them (`${VAR}` unresolved).
 """
@@ -162,7 +167,7 @@ class DivergenceLayout(_Model):
     not read back)."""
 
 
-def _laid_out(divergence: Divergence) -> dict[str, Any]:
+def _divergence_laid_out(divergence: Divergence) -> dict[str, Any]:
     """A divergence as the record lays it out."""
     return {
         "lane": divergence.lane,
@@ -194,7 +199,7 @@ def _difference_laid_out(difference: Difference) -> dict[str, str]:
     }
 
 
-def _read(layout: DivergenceLayout) -> Divergence:
+def _divergence_read(layout: DivergenceLayout) -> Divergence:
     """The divergence a record's layout holds; its headline and text are worded again from
     the fields, never read back."""
     fields = [Difference(d.path, d.recorded, d.replayed, d.note) for d in layout.differences]
@@ -238,7 +243,10 @@ def _stored_as(
     return GetPydanticSchema(schema)
 
 
-DivergenceRecord = Annotated[Divergence, _stored_as(DivergenceLayout, Divergence, _laid_out, _read)]
+DivergenceRecord = Annotated[
+    Divergence,
+    _stored_as(DivergenceLayout, Divergence, _divergence_laid_out, _divergence_read),
+]
 """The first request no recorded entry served: matching/divergence.py's `Divergence`, the one
 divergence type, laid out in the record as `DivergenceLayout` describes."""
 
