@@ -35,9 +35,9 @@ from flowproof.engine.workdir import agent_cwd
 from flowproof.guards.redaction import record_keys
 from flowproof.host.engine_argv import engine_argv
 from flowproof.host.environ import host_environ
+from flowproof.matching.divergence import Divergence
 from flowproof.matching.normalize import OPT_OUT, Environment, Normalizer
 from flowproof.matching.remedy import Remedy, classify
-from flowproof.runrecord.model import DivergenceRecord
 from flowproof.runrecord.store import DEFAULT_RUNS_DIR, load_run_record
 from flowproof.spec.load import load_spec
 from flowproof.spec.suite import find_suite
@@ -75,7 +75,7 @@ class FailedReplay:
     """How one replay of the copy failed: at a divergence, or for reasons without one (the
     copy could not be opened, an assertion failed, the engine did not run)."""
 
-    divergence: DivergenceRecord | None
+    divergence: Divergence | None
     reasons: tuple[str, ...] = ()
 
     @property
