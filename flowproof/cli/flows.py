@@ -63,7 +63,7 @@ class _Run:
     """What a run knows so far: enough to write its record even if flowproof crashes."""
 
     summary: Summary = field(default_factory=Summary)
-    flows: list[FlowRecord] = field(default_factory=list)
+    """Every flow's record so far, and the specs that could not run."""
     interrupted_by: signal.Signals | None = None
     """The first interrupting signal received, if any."""
     unverified: bool = False
@@ -127,7 +127,7 @@ def run_flows(
             mode.value,
             started,
             EXIT_INTERNAL,
-            run.flows,
+            run.summary.flows,
             run.summary.errors,
             internal_error=one_line(exc),
         )
@@ -135,7 +135,8 @@ def run_flows(
         raise
     if verify and run.interrupted_by is None:
         _verify_new_traces(run)
-    record = run_record(run_id, mode.value, started, run.exit_code, run.flows, run.summary.errors)
+    summary = run.summary
+    record = run_record(run_id, mode.value, started, run.exit_code, summary.flows, summary.errors)
     out(summary_line(record))
     record_path = write_run_record(record, root, REDACT)
     out(f"run record: {record_path}")
@@ -154,9 +155,9 @@ def _verify_new_traces(run: _Run) -> None:
     from flowproof.engine.verify import verify_flow  # only `record --verify` pays for it
 
     for flow in run.summary.flows:
-        if flow.trace_written is None:
+        if flow.trace is None:
             continue
-        found = verify_flow(flow.spec_path, os.environ, Path.cwd())
+        found = verify_flow(Path(flow.spec), os.environ, Path.cwd())
         for line in found.render():
             out(line)
         run.unverified = run.unverified or not found.passed
@@ -219,7 +220,6 @@ class _Done:
     """One flow's result, held until every flow discovered before it has been reported, so
     output and the run record keep the discovery order whatever order flows finish in."""
 
-    outcome: FlowOutcome | None = None
     record: FlowRecord | None = None
     error: ConfigProblem | None = None
     lines: list[str] = field(default_factory=list)
@@ -305,7 +305,7 @@ async def _run_one(path: Path, options: _Options, run: _Run, fixed_port: asyncio
     lines = flow_lines(flow.record, options.flow.mode.value, fs_report)
     if options.show_diff and flow.outcome.trace_written:
         lines += _diff_lines(flow.outcome)
-    return _Done(flow.outcome, flow.record, lines=lines)
+    return _Done(flow.record, lines=lines)
 
 
 def _needs_fixed_port(loaded: LoadedSpec) -> bool:
@@ -320,10 +320,8 @@ def _needs_fixed_port(loaded: LoadedSpec) -> bool:
 def _report(done: _Done, run: _Run) -> None:
     if done.error is not None:
         run.summary.errors.append(done.error)
-    if done.outcome is not None:
-        run.summary.flows.append(done.outcome)
     if done.record is not None:
-        run.flows.append(done.record)
+        run.summary.flows.append(done.record)
     for line in done.lines:
         out(line)
 

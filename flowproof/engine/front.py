@@ -125,6 +125,6 @@ def single_run_record(run: FlowRun) -> RunRecord:
     """The run record of a run of one flow (a pytest item, an in-process flow, the Python
     API's `Flow`), not yet redacted."""
     opened = run.opened
-    code = Summary([run.outcome]).exit_code  # what `flowproof run` of this one spec exits with
+    code = Summary([run.record]).exit_code  # what `flowproof run` of this one spec exits with
     begun = opened.begun
     return run_record(new_run_id(begun), opened.mode.value, begun, code, [run.record], [])

@@ -13,6 +13,7 @@ from flowproof.assertions.trajectory import Trajectory
 from flowproof.core.errors import EXIT_CONFIG, EXIT_FAILED, EXIT_PASSED, FlowproofError, SpecError
 from flowproof.drivers.base import DriverOutcome
 from flowproof.matching.divergence import Divergence
+from flowproof.runrecord.model import FlowRecord
 from flowproof.trace.kinds import kind_named
 from flowproof.trace.model import Lane, Trace
 
@@ -110,9 +111,10 @@ class ConfigProblem:
 
 @dataclass(slots=True)
 class Summary:
-    """Every flow of one `run` or `record`, plus the specs that could not be run at all."""
+    """Every flow of one `run` or `record` as its run record holds it, plus the specs that
+    could not be run at all: what the exit code of every front door is decided from."""
 
-    flows: list[FlowOutcome] = field(default_factory=list)
+    flows: list[FlowRecord] = field(default_factory=list)
     errors: list[ConfigProblem] = field(default_factory=list)
     """Configuration errors (bad spec, unreadable trace, unset variable): exit 2."""
 
@@ -125,7 +127,7 @@ class Summary:
         """
         if self.errors:
             return EXIT_CONFIG
-        return EXIT_FAILED if any(not flow.passed for flow in self.flows) else EXIT_PASSED
+        return EXIT_FAILED if any(flow.verdict != "pass" for flow in self.flows) else EXIT_PASSED
 
 
 def _boundary_calls(lane: Lane) -> int:

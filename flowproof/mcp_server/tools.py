@@ -99,7 +99,7 @@ async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
     from flowproof.runrecord.store import load_run_record, new_run_id, runs_dir, write_run_record
 
     begun = datetime.now(UTC)
-    summary, records = Summary(), []
+    summary = Summary()
     for path in find_specs(paths):
         try:
             async with _FLOWS:
@@ -107,10 +107,11 @@ async def run_specs(paths: Sequence[str] = ("specs",)) -> Result:
         except FlowproofError as exc:
             summary.errors.append(ConfigProblem.from_error(exc, path))
             continue
-        summary.flows.append(run.outcome)
-        records.append(run.record)
+        summary.flows.append(run.record)
     mode = Mode.REPLAY.value
-    record = run_record(new_run_id(begun), mode, begun, summary.exit_code, records, summary.errors)
+    record = run_record(
+        new_run_id(begun), mode, begun, summary.exit_code, summary.flows, summary.errors
+    )
     written = write_run_record(record, runs_dir(None, own_environ()), REDACT)
     return {"run_record": str(written), **load_run_record(written).model_dump(mode="json")}
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from flowproof.core.errors import ConfigError, SpecError
 from flowproof.engine.outcome import ConfigProblem, FlowOutcome, Mode, Secrets, Summary
+from flowproof.engine.runrecord import flow_record
 
 
 def test_an_outcome_holding_secrets_does_not_show_them() -> None:
@@ -17,8 +18,10 @@ def test_an_outcome_holding_secrets_does_not_show_them() -> None:
 
 
 def test_a_configuration_error_outranks_a_failed_flow() -> None:
-    failed = FlowOutcome(Path("s.yaml"), "f", Mode.REPLAY, ("it failed",))
-    assert Summary([failed]).exit_code == 1
+    failed = flow_record(FlowOutcome(Path("s.yaml"), "f", Mode.REPLAY, ("it failed",)), None)
+    passed = flow_record(FlowOutcome(Path("p.yaml"), "p", Mode.REPLAY, ()), None)
+    assert Summary([passed]).exit_code == 0
+    assert Summary([passed, failed]).exit_code == 1
     assert Summary([failed], [ConfigProblem("bad")]).exit_code == 2
     assert Summary().exit_code == 0
 
