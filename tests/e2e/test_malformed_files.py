@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from flowproof.runrecord.model import FORMAT_VERSION as RUN_RECORD_FORMAT
 from tests.conftest import CliResult, flowproof
 from tests.e2e.booking import KEY, record, write_spec
 from tests.upstream.scripted import ScriptedUpstream, calls, text, tool_call
@@ -189,7 +190,8 @@ def write_run_record(runs: Path, text: str) -> Path:
         ),
         (
             '{"format_version": 3.0, "flows": []}',
-            "not a flowproof run record: its format_version is 3.0, not a whole number from 1 to 3",
+            "not a flowproof run record: its format_version is 3.0, not a whole number from 1 to "
+            f"{RUN_RECORD_FORMAT}",
         ),
     ],
     ids=["nested-past-the-limit", "format_version-a-float"],
