@@ -5,7 +5,8 @@
 
 `flowproof`: the real replay proxy, `proxy/app.py` make_app around `proxy/replay.py`
 ReplayBackend over a `matching/match.py` TurnMatcher, the trace read by `trace/store.py`
-load_trace, served by `proxy/app.py` serve (aiohttp, the same code `flowproof run` starts).
+load_trace, served by `proxy/app.py` serve (the proxy's own HTTP server, the same code
+`flowproof run` starts).
 With --per-client each client (header x-bench-client) is one flow: it gets its own
 ReplayBackend and matcher over the trace, made afresh once all its turns are served, so a
 ten-turn trace can be replayed thousands of times (the cost of the fresh matcher is counted);

@@ -57,7 +57,8 @@ from flowproof.live.traffic import Traffic
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import SERVER_VARIABLE, URL_VARIABLE, McpBoundary
 from flowproof.mcp.server import ToolServer
-from flowproof.proxy.app import WEBSOCKET, Backend
+from flowproof.proxy.app import WEBSOCKET
+from flowproof.proxy.backend import Backend
 from flowproof.proxy.canned import CannedBackend
 from flowproof.spec.load import LoadedSpec
 from flowproof.spec.model import (

@@ -26,7 +26,7 @@ from flowproof.matching.match import matcher_for
 from flowproof.matching.rules import STRICT, RequestRules
 from flowproof.mcp.boundary import McpBoundary, RecordSide, ReplaySide, ToolSide
 from flowproof.proxy import DEFAULT_UPSTREAM_TIMEOUT
-from flowproof.proxy.app import Backend
+from flowproof.proxy.backend import Backend
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.spec.refs import resolve
 from flowproof.trace.model import Trace

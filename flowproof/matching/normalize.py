@@ -287,16 +287,6 @@ class Normalizer:
     being replayed was recorded with): what a trace recorded with this normaliser lists."""
     applied: tuple[str, ...] = ()
     """The defaults with a value long enough to replace here."""
-    _hash: int = field(default=0, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        # Replay keeps what it rendered for a turn under the normaliser (exact.remembered),
-        # so it is hashed on every request: once here, rather than every substitution each time.
-        key = (self.entries, self.substitutions, self.defaults, self.applied)
-        object.__setattr__(self, "_hash", hash(key))
-
-    def __hash__(self) -> int:
-        return self._hash
 
     @classmethod
     def build(

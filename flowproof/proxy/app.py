@@ -40,8 +40,7 @@ from flowproof.dialects.base import Dialect as DialectBase
 from flowproof.guards.capability import Capability
 from flowproof.live.traffic import Refused, Traffic
 from flowproof.proxy import http, render
-from flowproof.proxy.backend import Backend as Backend  # (the protocol the app takes)
-from flowproof.proxy.backend import ExactBackend, ModelCall
+from flowproof.proxy.backend import Backend, ExactBackend, ModelCall
 from flowproof.proxy.h1 import Request
 from flowproof.proxy.http import Response, Server
 

@@ -5,10 +5,10 @@ frames of a synthesized stream, which exist in full before the first is written)
 a request line, headers, a body (`Content-Length`, or `chunked` as some clients send it),
 `Expect: 100-continue` (curl asks it for any body over 1 KB), keep-alive and pipelining on one
 connection. It needs no routing, middleware, cookies, multipart or a client, which is most of
-what aiohttp.web brings: measured (docs/performance.md), aiohttp's server machinery was ~60% of
-the proxy's CPU per replayed request, and importing aiohttp (which builds its client's SSL
-contexts at import) a quarter of the engine's start-up. Only record imports aiohttp now, for
-its client (proxy/forward.py).
+what aiohttp.web brings: measured (bench/results/bench-2026-12-01.md), aiohttp's server
+machinery was ~60% of the proxy's CPU per replayed request, and importing aiohttp (which
+builds its client's SSL contexts at import) a quarter of the engine's start-up. Only record
+imports aiohttp now, for its client (outbound/reach.py).
 
 The requests are read by a strict, sans-IO parser (proxy/h1.py), which refuses whatever
 framing a request leaves open to two readings before any handler sees it.
@@ -118,7 +118,8 @@ class _Connection(asyncio.BufferedProtocol):
     Bytes are read into one buffer the connection keeps (`BufferedProtocol`), not into a fresh
     one per read: a plain `Protocol` has asyncio allocate `max_size` (256 KiB) for every read,
     which the allocator maps, shrinks and unmaps each time. Measured at 8 clients, that was
-    about a fifth of the proxy's CPU per replayed request (docs/performance.md)."""
+    about a fifth of the proxy's CPU per replayed request
+    (bench/results/replay-table-2026-12-06.md)."""
 
     def __init__(
         self,

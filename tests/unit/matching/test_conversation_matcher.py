@@ -10,7 +10,7 @@ from flowproof.dialects import dialect_named
 from flowproof.live.conversation import Conversation
 from flowproof.live.traffic import Traffic
 from flowproof.matching.match import ConversationMatcher, TurnMatcher, matcher_for
-from flowproof.proxy.app import ModelCall
+from flowproof.proxy.backend import ModelCall
 from flowproof.proxy.replay import ReplayBackend
 from flowproof.trace.model import Turn
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from flowproof.dialects.base import Dialect, dialect_named
-from flowproof.proxy.app import ModelCall
+from flowproof.proxy.backend import ModelCall
 from flowproof.proxy.canned import CANNED_TEXT, PROBE_CALL_ID, PROBE_TOOL, CannedBackend
 
 OFFERING = {

@@ -28,7 +28,8 @@ from flowproof.matching.fields import parse_field_path
 from flowproof.matching.match import TurnMatcher, matcher_for
 from flowproof.matching.normalize import NO_NORMALIZER, Environment, Normalizer
 from flowproof.matching.rules import RequestRules
-from flowproof.proxy.app import ModelCall, make_app
+from flowproof.proxy.app import make_app
+from flowproof.proxy.backend import ModelCall
 from flowproof.proxy.forward import recorded_digest
 from flowproof.proxy.h1 import Headers, Request
 from flowproof.proxy.http import Response
