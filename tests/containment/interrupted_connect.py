@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +24,9 @@ from tests.containment.harness import contained
 ADDRESS, PORT = "198.51.100.9", 8090
 AGENT = f"""
 import os, signal, socket, threading, time
+# Catch Ctrl-C whatever the agent inherited: a process started with SIGINT ignored (as a test
+# worker can be) starts Python with no handler for it, and an ignored signal is never pending.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
 started = time.monotonic()
 try:
@@ -44,6 +48,7 @@ def main() -> None:
         contained([sys.executable, "-c", AGENT], [f"{ADDRESS}:{PORT}"], timeout=30.0)
     )
     queued.close()
+    result["inherited_sigint"] = str(signal.getsignal(signal.SIGINT))  # for a failure's message
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
 
