@@ -42,3 +42,18 @@ def test_the_agent_environment_is_built_on_the_host_environment(
     env = agent_environment(BOOTLOADER, proxy_handles(8123, Capability()), "hi", {})
     assert "LD_LIBRARY_PATH" not in env and not any(name.startswith("_PYI_") for name in env)
     assert env["PATH"] == "/usr/bin" and env["FLOWPROOF_PROMPT"] == "hi"
+
+
+def test_lent_variables_are_set_for_the_block_and_put_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    from flowproof.host.environ import lent
+
+    monkeypatch.setenv("FLOWPROOF_TEST_KEPT", "before")
+    monkeypatch.delenv("FLOWPROOF_TEST_NEW", raising=False)
+    with lent({"FLOWPROOF_TEST_KEPT": "during", "FLOWPROOF_TEST_NEW": "during"}):
+        assert os.environ["FLOWPROOF_TEST_KEPT"] == os.environ["FLOWPROOF_TEST_NEW"] == "during"
+    assert os.environ["FLOWPROOF_TEST_KEPT"] == "before"
+    assert "FLOWPROOF_TEST_NEW" not in os.environ
